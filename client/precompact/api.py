@@ -9,7 +9,7 @@ more than its whole budget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,21 +117,23 @@ def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
     return capture.compaction(savepoint)
 
 
-def restore(config: Config, progress: Callable[[int, int], None]) -> Restored:
-    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch that a root
-    vouches for (the user's signature, or this machine's tag) checked, then written
-    (ops.logs_restore); RestoreError, with nothing written, on any contradiction."""
+def restore(config: Config, progress: Callable[[int, int], None], at: str | None = None) -> Restored:
+    """logs/ rebuilt from the git remote: every savepoint on the savepoint branch (at its tip, or
+    `at`, a commit of its history) that a root vouches for (the user's signature, or this
+    machine's tag) checked, then written (ops.logs_restore); RestoreError, with nothing written,
+    on any contradiction."""
     from precompact.ops import logs_restore
 
-    return logs_restore.restore(config, progress)
+    return logs_restore.restore(config, progress, at)
 
 
-def remote_instances(config: Config) -> list[team.RemoteInstance]:
+def remote_instances(config: Config, signers: Collection[str] = ()) -> list[team.RemoteInstance]:
     """`status --remote`: every instance the git remote holds, its last savepoint and whether
-    it verifies against its own key, read-only (verifier/team.py judges each branch)."""
+    it verifies against its own key, which vouches only when it is yours or one of `signers`,
+    read-only (verifier/team.py judges each branch)."""
     from precompact.verifier import team as team_verifier
 
-    return team_verifier.instances(config)
+    return team_verifier.instances(config, signers)
 
 
 def savepoint_branch(config: Config) -> str:
@@ -665,12 +667,14 @@ def recall_from(
     role: str | None = None,
     tool: str | None = None,
     agent: str | None = None,
+    signers: Collection[str] = (),
 ) -> fulltext.Results:
     """Full-text search over a teammate's savepoints (`recall --from`), read from their branch and
-    checked against their own key, never yours (ops.logs_restore.recall_from)."""
+    checked against their own key, which vouches only when it is yours or one of `signers`
+    (ops.logs_restore.recall_from)."""
     from precompact.ops import logs_restore
 
-    return logs_restore.recall_from(config, instance, query, savepoint, since, role, tool, agent)
+    return logs_restore.recall_from(config, instance, query, savepoint, since, role, tool, agent, signers)
 
 
 def recall_everywhere(

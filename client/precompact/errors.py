@@ -1,6 +1,6 @@
 """The one error family. A `PrecompactError` is a failure the user can cause or fix, and its
 message is one line that names the fix. It is rendered in one place per edge: the command line
-prints the line and exits 1, 2 for a `WrongValue` (`edges/cli.py`), the MCP server answers it as the tool's error
+prints the line and exits 1, 2 for a `WrongValue`, 4 for a `NotVouched` (`edges/cli.py`), the MCP server answers it as the tool's error
 (`edges/mcp_server.py`), the hook logs it and exits 0. Any other exception is a bug and keeps its
 traceback. Standard library only: everything, the plugin launcher included, may import it."""
 
@@ -9,6 +9,12 @@ from __future__ import annotations
 
 class PrecompactError(Exception):
     """A failure the user can cause or fix, in one line naming the fix."""
+
+
+class NotVouched(PrecompactError):
+    """Nothing failed, but no root of the user's vouches for what was asked (a teammate's branch
+    signed by a key they did not pin), so it was not read: exit 4 ("not verified") on the
+    command line, as a report that ends NOT VERIFIED does."""
 
 
 class WrongValue(PrecompactError):

@@ -168,7 +168,9 @@ def test_without_the_signing_key_a_second_machine_verifies_nothing(project, tmp_
 
 def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
     """The remote rewritten by someone with their own key: each line re-signed by it, and the
-    signatures of the user's key removed. Nothing is restored; resurrect does not verify."""
+    signatures of the user's key removed. None of those lines is taken: restore reads the
+    branch's history back for the user's own index (review7b F4) and restores its savepoints,
+    each checked against the user's key, naming the line it left out (exit 1)."""
     from solders.keypair import Keypair
 
     from precompact.local import savepoint_log
@@ -196,12 +198,21 @@ def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
     restored = precompact(clone, "restore", "--json", env=env)
     assert restored.returncode == 1
     document = json.loads(restored.stdout)
-    by = f"(signed by {foreign.pubkey()})"
-    assert (document["restored"], document["unvouched"]) == ([], [f"Trial #1 #{n} {by}" for n in (1, 2, 3)])
+    restored_back = [{"instance": "Trial #1", "sequence": n} for n in (1, 2, 3)]
+    assert (document["restored"], document["unvouched"]) == (restored_back, []), document
     assert f"signed by {foreign.pubkey()}, not this project's key" in document["foreign"]
+    rewritten = subprocess.run(
+        ["git", "rev-parse", f"refs/heads/{project.branch}"],
+        cwd=project.remote,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert document["commit"] != rewritten and document["walked"].startswith("restored instead from commit")
     found = precompact(clone, "resurrect", "--sequence", "2", "--json", env=env)
     checks = json.loads(found.stdout)["checks"]
-    assert checks["integrity"]["status"] == "not verified", checks
+    assert checks["integrity"]["status"] == "verified", checks
+    assert str(foreign.pubkey()) not in checks["integrity"]["detail"], checks
 
 
 def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -> None:

@@ -24,7 +24,7 @@ from precompact.edges.cli import EXIT_NOT_VERIFIED
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from support import git_http, transcript_gen
-from support.commands import precompact, run_git
+from support.commands import invoke, precompact, run_git, wait_until
 from support.projects import savepoint_branch, store_git
 
 SAVED = 3  # `savepoint`'s exit code with the chain off (EXIT_LAYER_PENDING)
@@ -217,11 +217,24 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     for who in (alice, alice, alice, bob):
         assert who.save().returncode == SAVED
 
-    listed = bob.run("status", "--remote")
+    # Her key is her branch's claim, which anyone who can push could make: bob's own branch is ✓,
+    # hers "not verified" (exit 4) until he pins her key, then ✓ (exit 0).
+    theirs, yours = _signing_key(alice), _signing_key(bob)
+    unpinned = bob.run("status", "--remote")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED, unpinned.stdout + unpinned.stderr
+    lines = unpinned.stdout.splitlines()
+    assert any(line.startswith("– alice: branch ") and "last savepoint #3" in line for line in lines), lines
+    said = f"not verified: 3 savepoint(s), linked, the last one's snapshot checked; but signed by {theirs}, not a key you pinned (this project's key is {yours}): pass --signer {theirs} if you trust it"
+    assert said in unpinned.stdout, unpinned.stdout
+    assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+    listed = bob.run("status", "--remote", "--signer", theirs)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     lines = listed.stdout.splitlines()
     assert any(line.startswith("✓ alice: branch ") and "last savepoint #3" in line for line in lines), lines
     assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+    other = bob.run("status", "--remote", "--signer", _signing_key(bob), "--signer", yours)
+    assert other.returncode == EXIT_NOT_VERIFIED and "– alice: branch " in other.stdout, other.stdout
+    assert bob.run("status", "--signer", theirs).returncode == 2
 
     # docs/security.md: which key is a teammate's own is their branch's claim (named, and marked
     # when it is yours); a rewind to an older state of a branch's own verifies there, and only its
@@ -230,7 +243,7 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     run_git(bob.path, "fetch", "-q", str(remote), alice.branch)
     first = alice.statuses()[0]["commit"]
     run_git(bob.path, "push", "-q", "--force", str(remote), f"{first}:refs/heads/{alice.branch}")
-    rewound = bob.run("status", "--remote", "--json")
+    rewound = bob.run("status", "--remote", "--signer", theirs, "--json")
     assert rewound.returncode == 0, rewound.stdout + rewound.stderr
     seen = {i["instance"]: i for i in json.loads(rewound.stdout)["instances"]}
     assert (seen["alice"]["status"], seen["alice"]["last_sequence"]) == ("verified", 1), seen["alice"]
@@ -251,7 +264,7 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     index.write_text("\n".join(kept) + "\n")
     run_git(work, "-c", "user.name=bob", "-c", "user.email=b@x", "commit", "-qam", "tidy")
     run_git(work, "push", "-q", "origin", alice.branch)  # on top: no force needed to alter the tip
-    altered = bob.run("status", "--remote")
+    altered = bob.run("status", "--remote", "--signer", theirs)
     assert altered.returncode == 1, altered.stdout + altered.stderr
     assert "✗ alice: branch" in altered.stdout and "savepoint 2 is missing" in altered.stdout, altered.stdout
 
@@ -467,7 +480,8 @@ def test_resurrect_from_a_teammate_holds_their_savepoint_to_their_own_key_and_fa
     assert unpinned.returncode == EXIT_NOT_VERIFIED, (
         unpinned.stdout + unpinned.stderr
     )  # intact, vouched by no root of bob's
-    assert f"signed by {theirs}, not yours (this project's key is {yours}): pass --signer {theirs}" in unpinned.stdout
+    said = f"signed by {theirs}, not a key you pinned (this project's key is {yours}): pass --signer {theirs}"
+    assert said in unpinned.stdout, unpinned.stdout
     assert "✓" not in unpinned.stdout and "Ready to resume work" not in unpinned.stdout
     assert "NOT VERIFIED" in unpinned.stdout
     assert (index.read_bytes() if index.exists() else b"") == before
@@ -516,7 +530,16 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert alice.save().returncode == SAVED
     key = _signing_key(alice)
 
-    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--json")
+    # Her key is her branch's claim: without bob pinning it, nothing of hers is searched (exit 4).
+    unpinned = bob.run("recall", "alice-marker-1", "--from", "alice")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED and unpinned.stdout == "", unpinned.stdout + unpinned.stderr
+    said = f"alice's savepoints on branch {alice.branch} are not verified: signed by {key}, not a key you pinned (this project's key is {_signing_key(bob)}): pass --signer {key} if you trust it; nothing was searched"
+    assert unpinned.stderr == f"Error: {said}\n", unpinned.stderr
+    wrong = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(carol))
+    assert wrong.returncode == EXIT_NOT_VERIFIED and "alice-marker" not in wrong.stdout, wrong.stdout + wrong.stderr
+    assert bob.run("recall", "x", "--signer", key).returncode == 2
+
+    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key, "--json")
     assert found.returncode == 0, found.stdout + found.stderr
     document = json.loads(found.stdout)
     schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "recall.schema.json").read_text())
@@ -525,9 +548,9 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert "alice-marker-1" in document["hits"][0]["excerpt"]
     assert (
         document["notes"][0]
-        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}"
+        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}, the key you pinned"
     )
-    shown = bob.run("recall", "alice-marker-1", "--from", "alice")
+    shown = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key)
     assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
     # `show` reads bob's project only: the reference recall --from gave is not his.
     ref = shown.stdout.split("[", 1)[1].split("]", 1)[0]
@@ -544,9 +567,9 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert f"alice's savepoints on branch {alice.branch} are not encrypted to you" in refused.stderr, refused.stderr
     assert "encryption.recipients" in refused.stderr
 
-    # status --remote lists her branch, "not verified", and reads nothing of it.
+    # status --remote lists her branch, "not verified" (exit 4), and reads nothing of it.
     listed = carol.run("status", "--remote")
-    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
     assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
     assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
 
@@ -569,7 +592,8 @@ def test_prune_judges_each_instance_on_its_own_branch_and_touches_no_teammates_r
         assert precompact(alice.path, "savepoint", "--transcript", str(transcript.path), env=old).returncode == SAVED
     assert bob.save().returncode == SAVED
     assert alice.run("flush").returncode == 0
-    assert alice.run("status", "--remote").returncode == 0  # bob's branch fetched into alice's store
+    # bob's branch fetched into alice's store; encrypted to bob alone, it is listed, not read.
+    assert alice.run("status", "--remote").returncode == EXIT_NOT_VERIFIED
     theirs = [
         line
         for line in alice.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
@@ -659,12 +683,17 @@ def test_a_teammates_shared_branch_from_before_never_blocks_your_own_migration(t
     assert forced_updates(remote) == []
 
 
+def tip(remote: Path, who: Person) -> str:
+    return run_git(remote, "rev-parse", f"refs/heads/{who.branch}").strip()
+
+
 def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_remote_and_restore_names_it(tmp_path):
     """docs/security.md: another key that saves under your instance's name merges onto your
     branch with its own index as the tree (your commits stay in the history), so `restore` on a
     new machine would find only its lines. Your own branch is held to your configured key: flush,
     verify and status --remote exit 1 naming the other key and yours; restore says what it left
-    out and why. The same key on a second machine (copied over, as docs/setup.md says) is yours."""
+    out and why, and restores yours from the history. The same key on a second machine (copied
+    over, as docs/setup.md says) is yours."""
     remote = bare_remote(tmp_path)
     owner = person(tmp_path, "own", str(remote))
     assert owner.save().returncode == SAVED
@@ -688,11 +717,36 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
     flushed = json.loads(desktop.run("flush", "--json").stdout)
     assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "done"
 
+    # review7b F4: on a new machine, `restore` reads the branch's history back for your own index
+    # and brings back every savepoint your key signed; it exits 1 naming the line it left out.
     new_machine = person(tmp_path, "own", str(remote), *copied, folder="own-new")
     restored = new_machine.run("restore")
-    assert restored.returncode == 1 and said in restored.stdout, restored.stdout
-    assert f"(signed by {_signing_key(intruder)})" in restored.stdout
-    assert "stays in the history of" in restored.stdout
+    assert restored.returncode == 1 and f"✗ at {tip(remote, owner)[:12]}, savepoint " in restored.stdout, (
+        restored.stdout
+    )
+    assert said in restored.stdout and "restored 2 savepoint(s)" in restored.stdout, restored.stdout
+    assert "restored instead from commit " in restored.stdout and "(up to #2)" in restored.stdout, restored.stdout
+    document = json.loads(new_machine.run("restore", "--json").stdout)
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / "restore.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    assert document["complete"] is False and said in document["foreign"] and document["walked"], document
+    # Nothing sends the user back to `restore` for the intruder's snapshot, and each savepoint of
+    # theirs is verified against their key.
+    assert "run `precompact restore`" not in new_machine.run("status").stdout
+    for sequence in ("1", "2"):
+        back = new_machine.run("resurrect", "--sequence", sequence, "--json")
+        assert back.returncode == 0, back.stdout + back.stderr
+        integrity = json.loads(back.stdout)["checks"]["integrity"]
+        assert integrity["status"] == "verified" and _signing_key(owner) in integrity["detail"], integrity
+    # The next savepoint's push puts the owner's index back on top: a restore elsewhere is whole.
+    assert new_machine.save().returncode == SAVED
+    flushed = new_machine.run("flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    verified = new_machine.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    last = person(tmp_path, "own", str(remote), *copied, folder="own-last")
+    again = last.run("restore")
+    assert again.returncode == 0 and "restored 3 savepoint(s)" in again.stdout, again.stdout + again.stderr
 
 
 def test_status_remote_prints_the_names_and_times_a_pushed_index_states_only_quoted(tmp_path):
@@ -726,3 +780,86 @@ def test_status_remote_prints_the_names_and_times_a_pushed_index_states_only_quo
     assert f"FAILED: its index copy holds instance(s) {quoted}, none of them" in listed.stdout, listed.stdout
     assert sum(line.startswith("✓ bob") for line in listed.stdout.splitlines()) == 1, "bob's own row only"
     assert not [line for line in listed.stdout.splitlines() if line.lstrip().startswith("verified: run")]
+
+
+def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_under_the_key_you_pinned(tmp_path):
+    """review7b F1: anyone who can push can save under a teammate's name with a key of their
+    own; their index becomes the branch's tip. Alice pinned bob's key: `status --remote`,
+    `recall --from` and `resurrect --instance` each hold the branch to it (one rule,
+    verifier/team.py `unpinned`) and say "not verified", naming the other key, exit 4; the
+    intruder's text is never searched."""
+    remote = bare_remote(tmp_path)
+    bob = person(tmp_path, "bob", str(remote), "--no-encrypt")
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    for _ in range(2):
+        assert bob.save().returncode == SAVED
+    assert bob.run("flush").returncode == 0
+    listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
+    assert listed.returncode == 0 and "✓ bob: branch " in listed.stdout, listed.stdout + listed.stderr
+    found = alice.run("recall", "bob-marker-1", "--from", "bob", "--signer", _signing_key(bob))
+    assert found.returncode == 0 and "bob-marker-1" in found.stdout, found.stdout + found.stderr
+
+    intruder = person(tmp_path, "bob", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED
+    assert intruder.run("flush").returncode == 0  # pushed: merged on top of bob's branch, its index the tree
+    theirs = _signing_key(intruder)
+    said = f"signed by {theirs}, not a key you pinned (this project's key is {_signing_key(alice)}): pass --signer {theirs} if you trust it"
+    listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
+    assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
+    assert "– bob: branch " in listed.stdout and said in listed.stdout and "✓ bob" not in listed.stdout, listed.stdout
+    recalled = alice.run("recall", "intruder", "--from", "bob", "--signer", _signing_key(bob))
+    assert recalled.returncode == EXIT_NOT_VERIFIED and recalled.stdout == "", recalled.stdout + recalled.stderr
+    assert said in recalled.stderr and "nothing was searched" in recalled.stderr, recalled.stderr
+    resurrected = alice.run("resurrect", "--instance", "bob", "--signer", _signing_key(bob))
+    assert resurrected.returncode == EXIT_NOT_VERIFIED and said in resurrected.stdout, resurrected.stdout
+
+
+def test_restore_reads_the_history_back_a_bounded_walk_at_a_time_and_at_names_where_it_stopped(tmp_path, monkeypatch):
+    """review7b F4, the bound: with the walk cut to one commit, `restore` from the intruder's tip
+    reads that commit alone, says it found no index of your key's and names `restore --at
+    COMMIT` for the next one; each --at it names goes on further back (never the same commit),
+    until a commit whose index is your own, whose savepoints it restores, verified. An --at that names no commit of the
+    branch is refused in one line, nothing written."""
+    from precompact.ops import logs_restore
+
+    remote = bare_remote(tmp_path)
+    owner = person(tmp_path, "own", str(remote), "--no-encrypt")
+    for _ in range(2):
+        assert owner.save().returncode == SAVED
+    assert wait_until(lambda: [r["layer_2"] for r in owner.statuses()] == ["PUSHED"] * 2)
+    intruder = person(tmp_path, "own", str(remote), "--no-encrypt", folder="intruder")
+    assert intruder.save().returncode == SAVED
+    assert wait_until(lambda: [r["layer_2"] for r in intruder.statuses()] == ["PUSHED"])
+    on_top = run_git(remote, "show", f"refs/heads/{owner.branch}:logs/precompact-savepoint.jsonl")
+    assert _signing_key(intruder) in on_top and _signing_key(owner) not in on_top  # its index the tip's
+    keys = owner.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    new_machine = person(tmp_path, "own", str(remote), "--no-encrypt", "--keypair", str(keypair), folder="own-new")
+
+    monkeypatch.setattr(logs_restore, "WALK", 1)
+    monkeypatch.chdir(new_machine.path)
+    for name, value in new_machine.env.items():
+        monkeypatch.setenv(name, value)
+    index = new_machine.path / "logs" / "precompact-savepoint.jsonl"
+    wrong = invoke("restore", "--at", "0" * 12)
+    assert wrong.exit_code == 1 and "'000000000000' names no commit of branch" in wrong.output, wrong.output
+    assert not index.exists()
+
+    seen, at = [], []
+    for _ in range(5):
+        done = invoke("restore", *at)
+        if "restored 2 savepoint(s)" in done.output:
+            break
+        assert done.exit_code == 1 and "none of the 1 commit(s) of its history" in done.output, done.output
+        assert "restored 0 savepoint(s)" in done.output, done.output
+        if not at:  # the tip's index: the intruder's savepoint, left out and named with its key
+            assert "✗ left out 1 savepoint(s) no root vouches for" in done.output, done.output
+            assert f"own #1 (signed by {_signing_key(intruder)})" in done.output, done.output
+        named = done.output.split("`precompact restore --at ", 1)[1].split("`", 1)[0]
+        assert named not in seen, done.output  # each names a commit further back: no loop
+        seen.append(named)
+        at = ["--at", named]
+    # The --at that reached your own index restores from it: whole, at that commit.
+    assert seen and done.exit_code == 0 and f"at {seen[-1]}" in done.output, done.output
+    verified = json.loads(invoke("resurrect", "--sequence", "2", "--json").output)
+    assert verified["checks"]["integrity"]["status"] == "verified", verified

@@ -21,7 +21,7 @@ from precompact.config import review
 from precompact.config import settings as configuration
 from precompact.config.init_choices import InitChoices
 from precompact.config.settings import ConfigError
-from precompact.errors import PrecompactError, WrongValue
+from precompact.errors import NotVouched, PrecompactError, WrongValue
 from precompact.local.savepoint_log import Layer2, Layer3
 from precompact.ops.project_init import TURN_CHAIN_ON
 from precompact.transcript import agents
@@ -135,6 +135,9 @@ class _Commands(click.Group):
             # A usage error in one line (click's UsageError adds the usage and a hint).
             failure = click.ClickException(str(e))
             failure.exit_code = EXIT_USAGE
+        except NotVouched as e:
+            failure = click.ClickException(str(e))
+            failure.exit_code = EXIT_NOT_VERIFIED
         except PrecompactError as e:
             failure = click.ClickException(str(e))
         except click.ClickException as e:
@@ -594,18 +597,30 @@ def _report(loaded: configuration.Config, outcome) -> dict:
     "--remote",
     "remote",
     is_flag=True,
-    help="Every instance the git remote holds (teammates' too): its last savepoint and whether it verifies against its own key. Read-only.",
+    help="Every instance the git remote holds (teammates' too): its last savepoint and whether it verifies against its own key, which vouches only when it is yours or pinned with --signer. Read-only.",
+)
+@click.option(
+    "--signer",
+    "signers",
+    metavar="PUBKEY",
+    multiple=True,
+    callback=lambda _ctx, _param, values: tuple(_pubkey_option(v, "--signer") for v in values),
+    help="With --remote: a key you trust to have signed a teammate's savepoints (repeatable; default: yours only).",
 )
 @_json_option("The savepoints")
-def status(only, remote, as_json) -> None:
+def status(only, remote, signers, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
     from precompact.verifier import verdicts
 
+    if signers and not remote:
+        raise click.UsageError(
+            "--signer pins the key of a teammate's branch `status --remote` lists: give it with --remote"
+        )
     loaded = _load(only)
     if remote:
-        _remote_status(loaded, as_json)
+        _remote_status(loaded, signers, as_json)
         return
     unrecorded = configuration.url_unrecorded_warning(loaded)
     if unrecorded:
@@ -714,14 +729,15 @@ def status(only, remote, as_json) -> None:
         )
 
 
-def _remote_status(loaded: configuration.Config, as_json: bool) -> None:
-    """`status --remote`: each instance the remote holds, as verifier/team.py judged it; exit
-    EXIT_FAILED when one contradicts its own key or index (one encrypted to identities not here
-    is listed as not verified, which is no failure)."""
+def _remote_status(loaded: configuration.Config, signers: tuple[str, ...], as_json: bool) -> None:
+    """`status --remote`: each instance the remote holds, as verifier/team.py judged it (a
+    teammate's under your key or one of `signers`); exit EXIT_FAILED when one contradicts its own
+    key or index, EXIT_NOT_VERIFIED when one is not verified (signed by a key you did not pin,
+    encrypted to identities not here, unsigned), 0 only when every one is ✓."""
     from precompact import api
     from precompact.verifier import verdicts
 
-    found = api.remote_instances(loaded)
+    found = api.remote_instances(loaded, signers)
     if as_json:
         _emit(
             {
@@ -754,6 +770,8 @@ def _remote_status(loaded: configuration.Config, as_json: bool) -> None:
             terminal.echo(f"    {r.check.status}: {r.check.detail}")
     if any(r.check.status == verdicts.FAILED for r in found):
         raise SystemExit(EXIT_FAILED)
+    if any(r.check.status != verdicts.VERIFIED for r in found):
+        raise SystemExit(EXIT_NOT_VERIFIED)
 
 
 def _words(state: str) -> str:
@@ -1241,8 +1259,14 @@ def prune(keep, as_json) -> None:
 
 
 @main.command()
+@click.option(
+    "--at",
+    "at_commit",
+    metavar="COMMIT",
+    help="Read the savepoint branch's index at this commit of its history (one `restore` named), not at its tip.",
+)
 @_json_option("What was restored, what logs/ already held, and what was kept or left out")
-def restore(as_json) -> None:
+def restore(at_commit, as_json) -> None:
     """Rebuild logs/ from the git remote: every savepoint on the savepoint branch is checked (its
     index line's signature by your signing key, its snapshot's hash, its chunks, the links
     between savepoints) before anything is written; any mismatch refuses the whole restore."""
@@ -1257,7 +1281,7 @@ def restore(as_json) -> None:
             step = done * 10 // total
             terminal.echo(f"checked {done}/{total} savepoint(s)", err=True)
 
-    found = api.restore(loaded, progress)
+    found = api.restore(loaded, progress, at_commit)
     if as_json:
         _emit(
             {
@@ -1266,6 +1290,7 @@ def restore(as_json) -> None:
                 "differing": found.differing,
                 "unvouched": found.unvouched,
                 "foreign": found.foreign,
+                "walked": found.walked,
                 "chunks": found.chunks,
                 "signer": found.signer,
                 "commit": found.commit,
@@ -1285,9 +1310,7 @@ def restore(as_json) -> None:
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
             )
         if found.foreign:
-            terminal.echo(
-                f"✗ {found.foreign}: another key saved under this instance's name; what it replaced at the tip stays in the history of {found.branch}"
-            )
+            terminal.echo(f"✗ {found.foreign}: another key saved under this instance's name; {found.walked}")
     if not found.complete:
         sys.exit(EXIT_FAILED)
 
@@ -1320,12 +1343,18 @@ def restore(as_json) -> None:
     "--from",
     "from_instance",
     metavar="NAME",
-    help="Search a teammate's savepoints on the git remote (their instance NAME), checked against their own key; they must be encrypted to you.",
+    help="Search a teammate's savepoints on the git remote (their instance NAME), checked against their own key, which must be yours or pinned with --signer; they must be encrypted to you.",
+)
+@click.option(
+    "--signer",
+    metavar="PUBKEY",
+    callback=lambda _ctx, _param, value: _pubkey_option(value, "--signer"),
+    help="With --from: the key you trust to have signed that instance's savepoints (default: yours only).",
 )
 @_instance_option
 @_json_option("Every hit (the budget bounds the text form only)")
 def recall(
-    query, budget, sequence, since, role, tool, agent, rebuild, everywhere, from_instance, instance, as_json
+    query, budget, sequence, since, role, tool, agent, rebuild, everywhere, from_instance, signer, instance, as_json
 ) -> None:
     """Search the conversation the savepoints hold (BM25), printing excerpts with references
     that `precompact show` prints whole. Outside a project, or with --everywhere, every project
@@ -1334,6 +1363,8 @@ def recall(
 
     if query is None and not rebuild:
         raise click.UsageError("give a QUERY (or --rebuild)")
+    if signer and from_instance is None:
+        raise click.UsageError("--signer pins the key of the instance --from NAME reads: give it with --from")
     if from_instance is not None:
         for given, option in (
             (everywhere or None, "--everywhere"),
@@ -1344,7 +1375,8 @@ def recall(
                 raise click.UsageError(
                     f"give {option} or --from, not both: --from searches a teammate's savepoints alone"
                 )
-        found = api.recall_from(_load(), from_instance, query, sequence, since, role, tool, agent=agent)
+        pins = () if signer is None else (signer,)
+        found = api.recall_from(_load(), from_instance, query, sequence, since, role, tool, agent=agent, signers=pins)
         _recalled(query, found, None, budget, as_json)
         return
     if everywhere or not _in_a_project():

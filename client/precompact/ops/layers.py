@@ -68,10 +68,11 @@ def _flush(config: Config) -> FlushOutcome:
         config, ignored = keypair_counted(config)
         outcome.notices = [ignored] if ignored else []
     if config.git_layer:
-        from precompact.verifier import signed
+        from precompact.verifier import signed, team
 
         newly_signed = _sign_lines(config)
         vouched = signed.vouching(config)
+        keys = team.your_keys(config, signed.configured_key(config))
         passed_over: list[tuple[str, int]] = []
 
         def vouched_noted(savepoint: savepoint_log.Savepoint) -> bool:
@@ -88,7 +89,15 @@ def _flush(config: Config) -> FlushOutcome:
             outcome.layer_2_problems = [str(e)]
         else:
             outcome.layer_2_problems = savepoint_log.record_outcomes(
-                config.logs, gitstore.sync(repo, target, config.logs, vouched_noted, newly_signed)
+                config.logs,
+                gitstore.sync(
+                    repo,
+                    target,
+                    config.logs,
+                    vouched_noted,
+                    newly_signed,
+                    lambda own, names: team.others_snapshots(repo, own, names, keys),
+                ),
             )
             outcome.foreign_branch = _foreign_branch(config, repo, target)
         if passed_over:

@@ -10,6 +10,12 @@ and every chunk the snapshot lists must hash to its name. Any contradiction refu
 restore before anything is written. A savepoint no root vouches for (another key's, or from
 before signing, on another machine) is left out and named.
 
+Anyone who can push can save under this instance's name with a key of their own: their push
+merges onto the branch with their index as the tree, so the tip's index holds their lines and
+not yours. Then the history is read back, a bounded walk (WALK commits that changed the index
+copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
+signed, and that commit is restored from; the line at the tip is named, never taken.
+
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
 machine tag stays the one it was written with: this machine does not claim to have written
@@ -21,19 +27,23 @@ are not restored: nothing vouches for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from precompact.boundary import logs_dir
 from precompact.config.settings import Config
-from precompact.errors import PrecompactError
+from precompact.errors import NotVouched, PrecompactError
 from precompact.local import chunks, savepoint_log
 from precompact.recall import fulltext
 from precompact.remote import gitstore
 from precompact.verifier import signed, team, verdicts
 
 Progress = Callable[[int, int], None]
+# How many commits that changed the index copy `restore` reads back from the tip (or --at) when
+# the index there holds a line of this instance another key signed: a push of a client of another
+# key under this instance's name makes its own index the tip's, yours staying in the history.
+WALK = 200
 
 
 class RestoreError(PrecompactError):
@@ -49,19 +59,21 @@ def recall_from(
     role: str | None,
     tool: str | None,
     agent: str | None,
+    signers: Collection[str] = (),
 ) -> fulltext.Results:
     """recall over `instance`'s savepoints (`teammate`): each hit's text read from a snapshot that
-    hashes to the line its own key signed, quoted as every recalled text is."""
+    hashes to the line its own key signed, that key yours or one of `signers`, quoted as every
+    recalled text is."""
     if instance == config.instance:
         raise RestoreError(f"{instance} is this project's own instance: `precompact recall QUERY` searches it")
-    found = teammate(config, instance)
+    found = teammate(config, instance, signers)
     results = fulltext.search(
         found.logs, instance, query, sequence, since, role, tool, agent=agent, signer=found.signer
     )
     left = [*found.restored.differing, *found.restored.unvouched]
     results.notes.insert(
         0,
-        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}"
+        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}, {found.vouched_by}"
         + (f"; not searched: {', '.join(left)}" if left else ""),
     )
     return results
@@ -86,15 +98,20 @@ class Restored:
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
     chunks: int = 0  # chunks written
     foreign: str | None = None  # the tip's line of this instance another key signed (verifier.team)
+    walked: str | None = None  # with `foreign`: which commit's index was restored instead, or why none
 
     @property
     def complete(self) -> bool:
-        """Whether logs/ now holds every savepoint the remote holds."""
-        return not (self.differing or self.unvouched)
+        """Whether logs/ now holds every savepoint the remote holds (a line another key signed
+        at the tip, left out, is one it does not)."""
+        return not (self.differing or self.unvouched or self.foreign)
 
 
-def restore(config: Config, progress: Progress) -> Restored:
-    """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks."""
+def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
+    """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks.
+    The index read is the tip's (or that of `at`, a commit of the branch's history), unless it
+    holds a line of this instance another key signed: then that of the commit among the WALK
+    before it whose index holds the most savepoints your keys signed (`_own_index`)."""
     if not config.git_layer:
         raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
     key = signed.configured_key(config)
@@ -112,13 +129,68 @@ def restore(config: Config, progress: Progress) -> Restored:
     tip = gitstore.remote_tip(repo, target)
     if tip is None:
         raise RestoreError(f"{config.remote} holds no branch {target.branch}: nothing to restore")
-    remote = _remote_index(repo, target, tip)
-    found = _restored_into(repo, target, tip, branch, config.logs, key, remote, progress, config.remote)
-    found.foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), team.your_keys(config, key))
+    start = tip if at is None else gitstore.commit_in_history(repo, at, tip)
+    if start is None:
+        raise RestoreError(
+            f"{at!r} names no commit of branch {target.branch} as fetched from {config.remote} (at {tip[:12]}): give one `precompact restore` named"
+        )
+    remote = _remote_index(repo, target, start)
+    keys = team.your_keys(config, key)
+    foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), keys)
+    source, walked = start, None
+    if foreign:
+        source, walked = _own_index(repo, target, start, config.instance, keys)
+        if source != start:
+            remote = _remote_index(repo, target, source)
+    found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote)
+    found.foreign = f"at {start[:12]}, {foreign}" if foreign else None
+    found.walked = walked
     if branch == target.branch or any(s.instance == config.instance for s in remote):
-        # Layer 2 goes on from there; a shared branch of another instance's is not this one's history.
-        gitstore.adopt_remote_branch(repo, target, tip)
+        # Layer 2 goes on from there (from your own index, when another key's is at the tip: your
+        # next push then puts it back on top); a shared branch of another instance's is not this
+        # one's history.
+        gitstore.adopt_remote_branch(repo, target, source)
     return found
+
+
+def _own_index(
+    repo, target: gitstore.Target, start: str, instance: str, keys: dict[str, int | None]
+) -> tuple[str, str]:
+    """The commit to restore from when the index at `start` holds a line of `instance` another
+    key signed, and what to say of it: of the WALK newest commits of `start`'s history that
+    changed the index copy, the one whose index holds the most savepoints of `instance`, each
+    signed by one of `keys` and none by another (copies of a prefix of yours, pushed later, lose
+    to the longer index), the newest on a tie; `start` itself when none does."""
+    name = f"logs/{savepoint_log.INDEX_NAME}"
+    commits = gitstore.commits_changing(repo, start, name, WALK + 1)
+    read, beyond = commits[:WALK], commits[WALK:]
+    best: tuple[int, str] | None = None
+    for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
+        if not isinstance(copy, bytes):
+            continue  # encrypted to identities not here, or not there: not yours to restore
+        parsed = savepoint_log.parse(copy.splitlines(keepends=True))
+        mine = savepoint_log.of_instance(parsed.savepoints, instance)
+        if parsed.bad_lines or not mine or team.foreign_line(mine, keys):
+            continue
+        yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
+        if not yours:
+            continue
+        highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
+        if best is None or highest > best[0]:
+            best = (highest, commit)
+    if best is not None:
+        return best[1], (
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top"
+        )
+    more = (
+        f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
+        if beyond
+        else " (the whole history)"
+    )
+    return (
+        start,
+        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}",
+    )
 
 
 @dataclass(frozen=True)
@@ -130,13 +202,15 @@ class Teammate:
     instance: str
     logs: Path
     signer: str  # the key its index is signed with: its own, as its branch claims it
+    vouched_by: str  # why that key counts: "your key" or "the key you pinned"
     branch: str
     restored: Restored
 
 
-def teammate(config: Config, instance: str) -> Teammate:
+def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Teammate:
     """`instance`'s savepoints from its own branch on the remote, every signature (by the key its
-    index is signed with, never yours), snapshot, chunk and link checked before any is kept."""
+    index is signed with, never yours), snapshot, chunk and link checked before any is kept; read
+    only when that key is yours or one of `signers` (verifier.team.unpinned), else NotVouched."""
     if not config.git_layer:
         raise RestoreError(
             "the git layer is off in .precompact.toml: there is no remote to read a teammate's savepoints from"
@@ -162,9 +236,13 @@ def teammate(config: Config, instance: str) -> Teammate:
     problem = team.index_problem(remote, key)
     if problem is not None:
         raise RestoreError(f"{instance}'s index on branch {branch} is altered: {problem}")
+    mine = signed.configured_key(config)
+    why = team.unpinned(key, mine, signers)
+    if why is not None:
+        raise NotVouched(f"{instance}'s savepoints on branch {branch} are not verified: {why}; nothing was searched")
     logs = gitstore.teammate_logs(repo, instance)
     restored = _restored_into(repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote)
-    return Teammate(instance, logs, key, branch, restored)
+    return Teammate(instance, logs, key, "your key" if key == mine else "the key you pinned", branch, restored)
 
 
 def _restored_into(

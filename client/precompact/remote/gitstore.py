@@ -1173,6 +1173,7 @@ def sync(
     logs: Path,
     vouched: Callable[[savepoint_log.Savepoint], bool],
     newly_signed: bool = False,
+    others: Callable[[Target, set[str]], set[str]] = lambda _target, _names: set(),
 ) -> Iterator[savepoint_log.Outcome]:
     """Commits and pushes each instance's savepoints onto its own branch (`_sync_branch`): the
     configured instance's first (started from the shared branch of older versions when it has
@@ -1180,7 +1181,9 @@ def sync(
     by PRECOMPACT_INSTANCE), so that no instance's savepoints land on another's branch. Only the
     savepoints a root vouches for (`vouched`: this machine's tag, or the configured key's
     signature, verifier.signed.vouching): one that came with the project is never pushed as the
-    user's own (the caller says so, provenance.unvouched_note)."""
+    user's own (the caller says so, provenance.unvouched_note). `others` names which of the
+    snapshots a branch holds that logs/ lacks are another key's (verifier.team.others_snapshots):
+    committing over them hides nothing of yours, so they hold no commit back."""
     _migrate(repo, target)
     savepoints = savepoint_log.savepoints(logs)
     branches: dict[Target, list[savepoint_log.Savepoint]] = {target: []}
@@ -1188,7 +1191,7 @@ def sync(
         if vouched(savepoint):
             branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
     for own, mine in branches.items():
-        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target)
+        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target, others)
 
 
 def _sync_branch(
@@ -1198,6 +1201,7 @@ def _sync_branch(
     every: list[savepoint_log.Savepoint],
     savepoints: list[savepoint_log.Savepoint],
     newly_signed: bool,
+    others: Callable[[Target, set[str]], set[str]],
 ) -> Iterator[savepoint_log.Outcome]:
     """Commits every savepoint of `savepoints` (one instance's) not yet committed, in sequence
     order, then pushes once, yielding each savepoint's outcome as it happens (the caller records
@@ -1213,7 +1217,7 @@ def _sync_branch(
             yield from lost
             return  # nothing is committed on top of a history this store does not hold
     uncommitted = [s for s in savepoints if not s.commit]
-    hidden = _not_in_logs(repo, target, every) if uncommitted else 0
+    hidden = _not_in_logs(repo, target, every, others) if uncommitted else 0
     if hidden:
         # The commit's index copy, which `precompact restore` reads, would no longer name them.
         reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
@@ -1407,10 +1411,17 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
     return names
 
 
-def _not_in_logs(repo: git.Repo, target: Target, savepoints: list[savepoint_log.Savepoint]) -> int:
-    """How many snapshots the branch holds (here, or as last fetched) that the index does not name."""
+def _not_in_logs(
+    repo: git.Repo,
+    target: Target,
+    savepoints: list[savepoint_log.Savepoint],
+    others: Callable[[Target, set[str]], set[str]],
+) -> int:
+    """How many snapshots the branch holds (here, or as last fetched) that the index does not
+    name, but for another key's (`others`)."""
     try:
-        return len(snapshot_names(repo, target) - {s.snapshot_file for s in savepoints})
+        missing = snapshot_names(repo, target) - {s.snapshot_file for s in savepoints}
+        return len(missing - others(target, missing)) if missing else 0
     except GitStoreError:
         return 0  # an unreadable branch: committing to it will say why
 
@@ -1418,6 +1429,23 @@ def _not_in_logs(repo: git.Repo, target: Target, savepoints: list[savepoint_log.
 def remote_tip(repo: git.Repo, target: Target) -> str | None:
     """The savepoint branch as last fetched from the remote (its remote-tracking ref)."""
     return _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")
+
+
+def commits_changing(repo: git.Repo, tip: str, path: str, limit: int) -> list[str]:
+    """The commits of `tip`'s history that changed `path` (clear or encrypted), `tip`'s side
+    first (every commit before its parents, whatever dates the commits claim), at most `limit`."""
+    return repo.git.rev_list(
+        "--topo-order", "--full-history", f"--max-count={limit}", tip, "--", path, sealed_path(path)
+    ).split()
+
+
+def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
+    """The commit `given` names (its hexadecimal id, 7 characters or more) when it is `tip` or
+    one of its ancestors, else None: a user's name for a commit of a branch is read no further."""
+    if not re.fullmatch(r"[0-9a-f]{7,64}", given):
+        return None
+    commit = _resolve(repo, given)
+    return commit if commit is not None and (commit == tip or _is_ancestor(repo, commit, tip)) else None
 
 
 def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:

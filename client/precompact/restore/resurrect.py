@@ -182,7 +182,7 @@ def resurrect(
         from precompact.verifier import team
 
         checked.checks = team.held_to_your_keys(
-            checked.checks, str(roots.authority), signed.configured_key(config), signer
+            checked.checks, str(roots.authority), signed.configured_key(config), () if signer is None else (signer,)
         )
     found = _kept(config, name, savepoints, target, source, checked, remote)
     continues = found.intact and record_lineage and name != config.instance

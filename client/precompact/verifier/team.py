@@ -8,16 +8,19 @@ copy of another's savepoints under a name of its own is not theirs; a logs/ may 
 instances, and only that one's savepoints are judged); they run 1, 2, 3 … with each naming its predecessor's hash (none removed from the
 middle or reordered); every line is signed by one key (the instance's own: the key of its first
 signed line) and each signature checks; the last savepoint's snapshot at the tip hashes to what
-its signed line states. Which key is the instance's own is the branch's claim: it is named, and
-said to be yours when it is your configured key (the root `verify` uses); whose key another is,
-only its owner can tell you, except on this project's own branch, held to the configured key:
-a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
+its signed line states. Which key is the instance's own is the branch's claim (anyone who can
+push can save under any name with a key of their own): it is named, and another instance's
+branch is VERIFIED only when that key is your configured key (the root `verify` uses) or one you
+pinned with `--signer` (`unpinned`, the one rule every command that reads a teammate's branch
+applies); otherwise it is not verified, naming the key to pin. This project's own branch is held
+to the configured key: a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
 read: it is listed, not verified. A branch rewound to an older state of its own verifies here
 (its owner's `verify` says what it lacks)."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from precompact.boundary import quoting
@@ -37,8 +40,9 @@ class RemoteInstance:
     check: verdicts.Check
 
 
-def instances(config: Config) -> list[RemoteInstance]:
-    """Every savepoint branch the remote holds, in name order, each judged from its tip."""
+def instances(config: Config, pins: Collection[str] = ()) -> list[RemoteInstance]:
+    """Every savepoint branch the remote holds, in name order, each judged from its tip; another
+    instance's is VERIFIED only under your key or one of `pins` (`unpinned`)."""
     from precompact.remote import gitstore
 
     repo = gitstore.open_repository(gitstore.Target.of(config))
@@ -47,12 +51,20 @@ def instances(config: Config) -> list[RemoteInstance]:
     mine = signed.configured_key(config)
     keys = your_keys(config, mine)
     return [
-        _judged(repo, target, branch, commit, config.instance, mine, keys) for branch, commit in sorted(tips.items())
+        _judged(repo, target, branch, commit, config.instance, mine, keys, pins)
+        for branch, commit in sorted(tips.items())
     ]
 
 
 def _judged(
-    repo, target, branch: str, commit: str, own_instance: str, mine: str | None, keys: dict[str, int | None]
+    repo,
+    target,
+    branch: str,
+    commit: str,
+    own_instance: str,
+    mine: str | None,
+    keys: dict[str, int | None],
+    pins: Collection[str],
 ) -> RemoteInstance:
     from precompact.remote import gitstore
 
@@ -109,6 +121,11 @@ def _judged(
         why = f"savepoint {last.sequence}'s snapshot does not hash to what its signed line states"
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
+    # Another instance's key is its branch's claim: anyone who can push can make one of their own.
+    unvouched = None if owner[0] == own_instance else unpinned(signer, mine, pins)
+    if unvouched is not None:
+        detail = f"{len(savepoints)} savepoint(s), linked, the last one's snapshot checked; but {unvouched}"
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, detail), **found)
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
 
 
@@ -143,15 +160,25 @@ def foreign_line(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int 
     return None
 
 
+def unpinned(key: str | None, mine: str | None, pins: Collection[str]) -> str | None:
+    """Why `key`, the key another instance's branch claims as its own (`own_key`), vouches for
+    nothing here: the one rule `status --remote`, `resurrect --instance/--from` and `recall
+    --from` hold a teammate's branch to. None when `key` is this project's configured key
+    (`mine`) or one the user pinned (`pins`, from `--signer`); else the reason, naming the fix."""
+    if key is not None and (key == mine or key in pins):
+        return None
+    return f"signed by {key}, not a key you pinned (this project's key is {mine}): pass --signer {key} if you trust it"
+
+
 def held_to_your_keys(
-    checks: dict[str, verdicts.Check], key: str, mine: str | None, pinned: str | None
+    checks: dict[str, verdicts.Check], key: str, mine: str | None, pins: Collection[str]
 ) -> dict[str, verdicts.Check]:
     """`checks` made against `key`, the key another instance's branch claims as its own: they
-    stand as VERIFIED only when `key` is this project's configured key (`mine`) or the one the
-    user pinned; otherwise each is NOT_VERIFIED, saying whose key it is and how to pin it."""
-    if key in (mine, pinned):
+    stand as VERIFIED only when `unpinned` finds nothing against `key`; otherwise each is
+    NOT_VERIFIED, saying whose key it is and how to pin it."""
+    why = unpinned(key, mine, pins)
+    if why is None:
         return checks
-    why = f"signed by {key}, not yours (this project's key is {mine}): pass --signer {key} if you trust it"
     return {
         name: verdicts.Check(verdicts.NOT_VERIFIED, f"{check.detail}; but {why}", sequence=check.sequence)
         if check.status == verdicts.VERIFIED
@@ -181,6 +208,26 @@ def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None])
     read = savepoint_log.parse(copy.splitlines(keepends=True))
     foreign = foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
     return f"branch {target.branch} at {tip[:12]}: {foreign}" if foreign else None
+
+
+def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None]) -> set[str]:
+    """Those of `names` (snapshot files the branch holds that logs/ lacks) whose line in the index
+    at the tip of the branch as last fetched is signed, by none of `keys` (your_keys): another
+    key's, which `restore` never brings back, so logs/ does not lack them. Read only when some
+    are lacking; none when the tip or its index cannot be read here."""
+    from precompact.remote import gitstore
+
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None or not names or not keys:
+        return set()
+    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    if not isinstance(copy, bytes):
+        return set()
+    return {
+        s.snapshot_file
+        for s in savepoint_log.parse(copy.splitlines(keepends=True)).savepoints
+        if s.snapshot_file in names and s.signatures and not any(signed.signed_by(s, key) for key in keys)
+    }
 
 
 def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:

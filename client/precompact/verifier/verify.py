@@ -340,17 +340,24 @@ def _lacking(branch: str, names: list[str]) -> list[Finding]:
 
 def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[str]:
     """The snapshot files the savepoint branch holds, here or as last fetched from the remote
-    (refs only: no network), that the index in logs/ does not name."""
+    (refs only: no network), that the index in logs/ does not name, but for those another key
+    signed (one saving under this instance's name: `restore` never brings them back, so sending
+    the user to it would loop)."""
     from precompact.remote import gitstore
 
     if not config.git_layer:
         return []
     try:
-        repo = gitstore.open_repository(gitstore.Target.of(config))
-        names = gitstore.snapshot_names(repo, gitstore.Target.of(config))
+        target = gitstore.Target.of(config)
+        repo = gitstore.open_repository(target)
+        missing = gitstore.snapshot_names(repo, target) - {s.snapshot_file for s in folded}
+        if missing:
+            missing -= team.others_snapshots(
+                repo, target, missing, team.your_keys(config, signed.configured_key(config))
+            )
     except gitstore.GitStoreError:
         return []
-    return sorted(names - {s.snapshot_file for s in folded})
+    return sorted(missing)
 
 
 def verify_file(config: Config, path: Path) -> Report:
