@@ -400,13 +400,16 @@ def check_git_url(url: str, name: str) -> None:
     problem = git_env.url_problem(url)
     if problem:
         without = endpoint.git_url_shown(url)
-        # A URL that holds credentials is named only in its shown form, as the fix.
-        shown = "" if without != url else f" {quoting.inline(url[:80])}"
-        fix = (
-            f"give {quoting.inline(without)} and let a credential helper of your git configuration supply the rest (`git help gitcredentials`)"
-            if without != url and git_env.url_problem(without) is None
-            else "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
-        )
+        # A URL that holds credentials is named only in its shown form: as the fix when nothing
+        # but them is left out, else (a token in its path) as the one named.
+        usable = endpoint.HIDDEN not in without and git_env.url_problem(without) is None
+        shown = f" {quoting.inline(without[:80])}" if without == url or not usable else ""
+        if without != url and usable:
+            fix = f"give {quoting.inline(without)} and let a credential helper of your git configuration supply the rest (`git help gitcredentials`)"
+        elif git_env.holds_token(url):
+            fix = "give the URL without the token and let a credential helper of your git configuration supply it (`git help gitcredentials`)"
+        else:
+            fix = "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
         raise ConfigError(f"{name}{shown} {problem}; {fix}")
 
 
