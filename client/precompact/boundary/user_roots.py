@@ -103,7 +103,7 @@ KEPT = {
     # `--require-hashes` from requirements.hashes.lock, so a mirror, a folder or a route can make
     # it fail, never install another file. Every other PIP_* (PIP_REQUIREMENT, PIP_CONSTRAINT,
     # PIP_TARGET, PIP_PREFIX, PIP_CONFIG_FILE, PIP_NO_DEPS...) says what is installed or where,
-    # and the agent's environment is the project's to set: none reaches pip.
+    # and the agent's environment is the project's to set: none reaches pip (PIP_HANDED).
     "PIP_INDEX_URL": "the package index pip fetches the pinned wheels from (a mirror): each checked by its hash",
     "PIP_EXTRA_INDEX_URL": "more package indexes, read as PIP_INDEX_URL is",
     "PIP_NO_INDEX": "fetch from no index (offline, with PIP_FIND_LINKS)",
@@ -115,6 +115,10 @@ KEPT = {
     "PIP_RETRIES": "how often pip retries the index",
     "PIP_NO_CACHE_DIR": "not to use pip's cache (which lies under the confined XDG_CACHE_HOME)",
 }
+# pip's settings a Python child is handed (processes.PYTHON_KEPT, for the plugin's preparation):
+# exactly those classified above, KEPT (where and how to fetch) or CONFINED (PIP_CERT), so the
+# list handed on and the reasons cannot differ.
+PIP_HANDED = tuple(name for name in (*CONFINED, *KEPT) if name.startswith("PIP_"))
 # Prefixes of variables handed to a Python child (processes.PYTHON_KEPT_PREFIXES), and why.
 KEPT_PREFIXES = {
     "PRECOMPACT_": "precompact's own settings: a hook keeps only config/settings.AGENT_KEPT_OVERRIDES",
