@@ -64,13 +64,14 @@ def _flush(config: Config) -> FlushOutcome:
     from precompact.remote import gitstore
 
     outcome = FlushOutcome()
-    if config.git_layer or config.chain_layer:
-        config, ignored = keypair_counted(config)
-        outcome.notices = [ignored] if ignored else []
+    config, ignored = keypair_counted(config)
+    outcome.notices = [ignored] if ignored else []
+    # Whatever layers are on: a signed line stays the user's own when this machine's key is lost
+    # (Layer 1 saves after it, Layer 3 posts it), and with the git layer it travels to the remote.
+    newly_signed = _sign_lines(config)
     if config.git_layer:
         from precompact.verifier import signed
 
-        newly_signed = _sign_lines(config)
         vouched = signed.vouching(config)
         passed_over: list[tuple[str, int]] = []
 
@@ -165,10 +166,11 @@ def keypair_counted(config: Config) -> tuple[Config, str | None]:
 
 def _sign_lines(config: Config) -> bool:
     """Signs, with the user's signing key, every line this machine wrote that the key has not
-    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
-    verifies on any machine with the public key. Without the keypair here (or with
-    chain.authority naming another key) nothing is signed: what it would sign could not verify.
-    Returns whether it signed anything."""
+    signed yet, whatever layers are on, before Layer 2 commits the index (verifier.signed): the
+    copy on the remote then verifies on any machine with the public key, and the lines stay
+    vouched for here if this machine's key (local/provenance) is lost. Without the keypair here
+    (or with chain.authority naming another key) nothing is signed: what it would sign could not
+    verify. Returns whether it signed anything."""
     from precompact.verifier import signed
 
     try:
