@@ -405,6 +405,11 @@ def test_savepoints_from_before_this_record_are_verified_by_the_chain_only(tmp_p
     index = project.logs / "precompact-savepoint.jsonl"
     lines = index.read_text().splitlines(keepends=True)
     index.write_text("".join(line for line in lines if json.loads(line)["event"] != "SAVEPOINT_SIGNED"))
+    refused = saved_once(project, tmp_path)
+    [said] = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and "no root vouches for" in said, said
+    assert "or your own from before this machine's key" in said and "machine.key was lost or replaced" in said
+    assert said.endswith(": nothing in it is lost)"), "the git layer is off: no remote to restore from"
 
     verified = run(project.path, "verify")
     assert verified.returncode == 0, verified.stdout

@@ -95,7 +95,7 @@ def _flush(config: Config) -> FlushOutcome:
         if passed_over:
             from precompact.local import provenance
 
-            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over)
+            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over, remote=True)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
@@ -122,7 +122,7 @@ def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
 
     vouched = signed.vouching(config)
     found = [(s.instance, s.sequence) for s in savepoint_log.savepoints(config.logs) if not vouched(s)]
-    return set(found), (provenance.unvouched_note(config.logs, found) if found else None)
+    return set(found), (provenance.unvouched_note(config.logs, found, config.git_layer) if found else None)
 
 
 def _foreign_branch(config: Config, repo, target) -> str | None:
