@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
+from solders.keypair import Keypair
 
 from precompact.boundary import git_env, logs_dir, private_file
 from support.commands import PRECOMPACT, precompact
@@ -255,8 +256,8 @@ def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine, name, wo
 def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monkeypatch):
     """docs/sessions.md: only projects in the registry (precompact wrote or imported a savepoint
     there) are searched; a `logs/` that came with a repository (here: written by another
-    machine, under its own machine key and registry) is never registered, not even by a rescan,
-    and its savepoints do not verify here."""
+    machine, under its own machine key, registry and signing key) is never registered, not even
+    by a rescan, and its savepoints do not verify here."""
     with monkeypatch.context() as elsewhere:
         for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
             elsewhere.setenv(name, str(machine.root / "other-machine" / name.lower()))
@@ -278,6 +279,8 @@ def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monk
     assert str(foreign.path) not in json.loads(rescanned.stdout)["rescanned"]
     assert str(foreign.path) not in listed()
     assert hit_lines(machine.run(machine.root, "recall", "quokka").stdout) == []
+    # The worker signed its lines with that machine's key; this machine's user has their own.
+    foreign.keypair_file.write_text(json.dumps(list(bytes(Keypair()))))
     assert machine.run(foreign.path, "trust", "--yes").returncode == 0
     verified = machine.run(foreign.path, "verify")
     assert verified.returncode == 4, verified.stdout + verified.stderr
