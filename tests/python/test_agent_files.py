@@ -532,6 +532,25 @@ def test_doctor_reads_settings_as_claude_code_does_and_is_no_check_of_a_file_it_
     assert hooks_line(new.path, home).startswith("✓ hooks: PreCompact")
 
 
+@pytest.mark.parametrize("hooks", ["PreCompact", [{"PreCompact": []}], {"PreCompact": {"hooks": []}}])
+def test_doctor_fails_a_settings_file_whose_hooks_claude_code_cannot_run(project, hooks):
+    """A `hooks` key that is not an object of lists (a string, a list): Claude Code 2.1.332 runs
+    none of that file's hooks (seen: a SessionStart hook given as a list never ran), whatever
+    else holds precompact's: never a ✓, and the file named."""
+    new = new_project(project, "p", git_layer=False, chain_layer=False)
+    home = project / "home"
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"enabledPlugins": {"precompact@mine": True}}))
+    assert hooks_line(new.path, home).startswith("✓ hooks: "), "the plugin's"
+    user.write_text(json.dumps({"enabledPlugins": {"precompact@mine": True}, "hooks": hooks}))
+    assert hooks_line(new.path, home) == (
+        f'✗ hooks: {user}: "hooks" is not an object mapping event names to lists, so Claude Code runs none of the '
+        f'hooks it holds; fix: make "hooks" in {user} such an object (or remove it); then precompact install if '
+        "precompact's were among them"
+    )
+
+
 # --- the switches that keep Claude Code from running any of precompact's hooks -----------------
 
 

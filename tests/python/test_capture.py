@@ -481,7 +481,8 @@ def test_doctor_names_each_fault_with_its_fix_and_passes_a_sound_setup(tmp_path,
         "worker",
         "sessions",
     }, found.stdout
-    assert "installed twice (project settings, user settings)" in failed["hooks"]
+    settings = [faulty.path / ".claude" / "settings.json", home / ".claude" / "settings.json"]
+    assert f"installed twice (project settings ({settings[0]}), user settings ({settings[1]}))" in failed["hooks"]
     assert "2.1.110: PreCompact does not fire on auto-compaction" in failed["Claude Code"]
     assert "1 savepoint(s) failed a layer (first: 1)" in failed["worker"]
     assert (

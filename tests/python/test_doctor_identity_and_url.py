@@ -17,6 +17,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from precompact.boundary import git_env
 from precompact.config import settings as configuration
 from precompact.config.endpoint import git_url_shown
 from precompact.remote import encryption
@@ -139,6 +140,69 @@ def test_an_ssh_identity_opens_its_own_recipient_and_no_other():
 )
 def test_a_remote_url_is_shown_without_its_credentials(url, shown):
     assert git_url_shown(url) == shown
+
+
+# Tokens git hosts issue, in their real shapes (fake): each one a URL's path may carry.
+PATH_TOKENS = {
+    "github": "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7d",
+    "github fine-grained": "github_pat_11ABCDEFG0123456789abc_" + "x" * 59,
+    "gitlab": "glpat-" + "aB3-dE6_gH9jK2mN5pQ8",
+    "gitlab deploy": "gldt-" + "Zy9Xw8Vu7Ts6Rq5Po4Nm",
+    "hugging face": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
+}
+
+
+@pytest.mark.parametrize("token", PATH_TOKENS.values(), ids=PATH_TOKENS.keys())
+def test_a_token_in_a_remote_urls_path_is_hidden_and_refused_as_redaction_would_take_it(token):
+    from precompact.transcript.redact import Redactor
+
+    assert token not in Redactor().redact(f"see https://git.example.com/{token}/repo.git"), "a token to redaction too"
+    for url, shown in [
+        (f"https://git.example.com/{token}/repo.git", "https://git.example.com/…/repo.git"),
+        (
+            f"https://gitlab.example.com/oauth2/{token}/team/repo.git",
+            "https://gitlab.example.com/oauth2/…/team/repo.git",
+        ),
+        (f"https://host:8443/oauth2:{token}/x.git?ref=main", "https://host:8443/…/x.git?…"),
+        (f"ssh://git@host:2222/{token}/x.git", "ssh://git@host:2222/…/x.git"),
+        (f"git@host:{token}/x.git", "git@host:…/x.git"),
+        (f"/srv/git/{token}/x.git", "/srv/git/…/x.git"),
+        (f"https://host/{token[:3]}%{ord(token[3]):02X}{token[4:]}/x.git", "https://host/…/x.git"),  # %-escaped
+    ]:
+        assert git_url_shown(url) == shown, url
+        assert "token of a git host's shape" in (git_env.url_problem(url) or ""), url
+    assert "token" in (git_env.url_problem(f"https://host/x.git#{token}") or "")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/alice/proj.git",
+        "https://gitlab.com/group/sub-group/ghp_docs.git",  # a prefix alone is no token
+        "https://huggingface.co/hf_internal_testing/tiny-random-bert",
+        "https://git.overleaf.com/5f1a2b3c4d5e6f7a8b9c0d1e",  # an id, not of a token's shape
+        "git@github.com:alice/glpat-notes.git",
+        "/srv/git/proj.git",
+    ],
+)
+def test_a_remote_url_whose_path_holds_no_token_is_shown_whole_and_accepted(url):
+    assert git_url_shown(url) == url
+    assert git_env.url_problem(url) is None
+
+
+def test_trust_refuses_a_git_url_with_a_token_in_its_path_naming_it_without_the_token(tmp_path):
+    project = new_project(tmp_path, "proj", git_layer=True, chain_layer=False)
+    token = PATH_TOKENS["gitlab"]
+    config = project.path / configuration.CONFIG_NAME
+    config.write_text(
+        config.read_text().replace(f'url = "{project.remote}"', f'url = "https://host/oauth2/{token}/proj.git"')
+    )
+    refused = precompact(project.path, "trust", "--yes")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert token not in refused.stdout + refused.stderr
+    assert 'git.url "https://host/oauth2/…/proj.git" holds a token' in refused.stderr, refused.stderr
+    assert "without the token and let a credential helper" in refused.stderr
 
 
 def git_project(tmp_path: Path) -> Project:

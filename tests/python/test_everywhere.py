@@ -16,6 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
+from solders.keypair import Keypair
 
 from precompact.boundary import git_env, logs_dir, private_file
 from precompact.edges import mcp_server
@@ -345,8 +346,8 @@ def test_projects_add_takes_only_a_project_whose_configuration_you_approved(mach
 def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monkeypatch):
     """docs/sessions.md: only projects in the registry (precompact wrote or imported a savepoint
     there) are searched; a `logs/` that came with a repository (here: written by another
-    machine, under its own machine key and registry) is never registered, not even by a rescan,
-    and its savepoints do not verify here."""
+    machine, under its own machine key, registry and signing key) is never registered, not even
+    by a rescan, and its savepoints do not verify here."""
     with monkeypatch.context() as elsewhere:
         for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
             elsewhere.setenv(name, str(machine.root / "other-machine" / name.lower()))
@@ -368,6 +369,8 @@ def test_only_archives_this_machine_wrote_or_imported_are_searched(machine, monk
     assert str(foreign.path) not in json.loads(rescanned.stdout)["rescanned"]
     assert str(foreign.path) not in listed()
     assert hit_lines(machine.run(machine.root, "recall", "quokka").stdout) == []
+    # The worker signed its lines with that machine's key; this machine's user has their own.
+    foreign.keypair_file.write_text(json.dumps(list(bytes(Keypair()))))
     assert machine.run(foreign.path, "trust", "--yes").returncode == 0
     # Trusted here, but never registered: `show --project` names registered projects only.
     shown = machine.run(machine.root, "show", "1:1", "--project", str(foreign.path))

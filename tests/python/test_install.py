@@ -284,6 +284,48 @@ def test_user_scope_and_configured_session_start_sources(project):
     assert not settings_file(project).exists()
 
 
+def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_reads_the_settings_claude_code_reads(
+    project,
+):
+    """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `$CLAUDE_CONFIG_DIR/settings.json`
+    and not `~/.claude/settings.json` (seen: a SessionStart hook in each, only the first ran), and
+    keeps `.claude.json` there. In an agent's session the variable is the project's to set: the
+    default stands there, and a relative value is no folder."""
+    new_project_here(project)
+    folder = project.parent / "claude-config"
+    home_settings = home_of(project) / ".claude" / "settings.json"
+    mine = {"CLAUDE_CONFIG_DIR": str(folder)}
+    done = precompact(project, "install", "--scope", "user", "--mcp", env=mine, home=home_of(project))
+    assert done.returncode == 0, done.stderr
+    assert ours(json.loads((folder / "settings.json").read_text()))["PreCompact"] == [("auto|manual", 60)]
+    assert "precompact" in json.loads((folder / ".claude.json").read_text())["mcpServers"]
+    assert not home_settings.exists() and not (home_of(project) / ".claude.json").exists()
+    line = hooks_line(project, mine)
+    assert line.startswith("✓ hooks: ") and line.endswith(f" in user settings ({folder / 'settings.json'})"), line
+    assert hooks_line(project, {}) == (
+        f"✗ hooks: not installed (read {settings_file(project)} or {home_settings}); "
+        "fix: precompact install (or the precompact plugin)"
+    ), "without the variable, Claude Code reads ~/.claude/settings.json"
+
+    for environment in ({**mine, "CLAUDECODE": "1"}, {"CLAUDE_CONFIG_DIR": "claude-config"}):
+        home_settings.unlink(missing_ok=True)
+        done = precompact(project, "install", "--scope", "user", env=environment, home=home_of(project))
+        assert done.returncode == 0, done.stderr
+        assert ours(json.loads(home_settings.read_text()))["PreCompact"] == [("auto|manual", 60)], environment
+        assert hooks_line(project, environment).endswith(f" in user settings ({home_settings})"), environment
+
+
+def new_project_here(project: Path) -> None:
+    assert invoke("init", "--yes", "--keypair", str(project / "k.json")).exit_code == 0
+
+
+def hooks_line(project: Path, env: dict[str, str]) -> str:
+    """doctor's hooks line, run as a user runs it with `env` in the environment."""
+    done = precompact(project, "doctor", env=env, home=home_of(project))
+    [line] = [line for line in done.stdout.splitlines() if line[2:].startswith("hooks: ")]
+    return line
+
+
 def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_scope_is_advised(project, monkeypatch):
     assert invoke("init", "--yes", "--keypair", str(project / "k.json")).exit_code == 0
     deep = project / "src" / "deep"

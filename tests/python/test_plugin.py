@@ -913,6 +913,74 @@ def test_the_launcher_outside_every_project_starts_a_python3_under_the_working_d
     assert started.read_text() == "started\n" * 2, "the python3 in the work tree did not run"
 
 
+def as_user_with_home(home: Path, cwd: Path, command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`command` run in `cwd` with `env` as this uid's login name with `home` as its home in the
+    user database: in a user and mount namespace of the test's own (`unshare -Urm`), where a copy
+    of /etc/passwd giving root that home is mounted over it (the name inside is root)."""
+    passwd = cwd.parent / "passwd-for-the-test"
+    passwd.write_text(f"root:x:0:0:root:{home}:/bin/sh\n")
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    assert unshare and mount
+    script = 'mount --bind "$1" /etc/passwd && cd "$2" && shift 2 && exec env -i "$@"'
+    given = [f"{name}={value}" for name, value in env.items()]
+    return subprocess.run(
+        [unshare, "-Urm", "/bin/sh", "-c", script, "sh", str(passwd), str(cwd), *given, *command],
+        env={"PATH": str(Path(mount).parent)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_in_a_home_kept_in_git_the_launcher_starts_the_python3_under_it_and_never_one_of_a_project_there(
+    tmp_path, plugin
+):
+    """A home kept in git (`~/.git`) is no project, as the Python side decides (user_roots):
+    bin/precompact's shell part takes the python3 of the home's pyenv, asdf, mise, uv or conda
+    (before, every hook there exited 127). The home is the user database's, not $HOME (here
+    pointed at a folder of no concern). A project inside the home, with its own repository or
+    only its .precompact.toml, still never has its python3 started."""
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-Urm", "true"], check=False).returncode != 0:
+        pytest.skip("no user and mount namespace here (unshare -Urm) to give this uid another home")
+    home = tmp_path / "home"
+    started = tmp_path / "started"
+
+    def python3_in(folder: Path, says: str) -> Path:
+        folder.mkdir(parents=True)
+        (folder / "python3").write_text(
+            f'#!/bin/sh\necho {says} >> {shlex.quote(str(started))}\nexec {shlex.quote(sys.executable)} "$@"\n'
+        )
+        (folder / "python3").chmod(0o755)
+        return folder
+
+    shims = python3_in(home / ".pyenv" / "shims", "home")
+    (home / ".git").mkdir()
+    repository = home / "code" / "app"
+    (repository / ".git").mkdir(parents=True)
+    configured = home / "notes"
+    configured.mkdir()
+    (configured / ".precompact.toml").write_text('instance = "N #1"\n')
+    elsewhere = tmp_path / "not-the-home"
+    elsewhere.mkdir()
+
+    def launch_in(cwd: Path, path: str) -> subprocess.CompletedProcess:
+        command = [str(plugin / "bin" / "precompact"), "status"]
+        return as_user_with_home(home, cwd, command, {"PATH": path, "HOME": str(elsewhere)})
+
+    for cwd in (home, shims, home / "code"):
+        done = launch_in(cwd, str(shims))
+        assert done.returncode != 127 and "no python3 on PATH" not in done.stderr, (cwd, done.stderr)
+    assert started.read_text() == "home\n" * 3, "the home's python3 ran each time"
+
+    for project in (repository, configured):
+        planted = python3_in(project / "bin", "planted")
+        done = launch_in(project, f"{planted}:{shims}")
+        assert done.returncode != 127, done.stderr
+        assert started.read_text().endswith("home\n") and "planted" not in started.read_text(), project
+
+
 def test_a_plugin_data_folder_or_claude_folder_in_the_project_is_refused_in_one_line(tmp_path, plugin):
     """The launcher runs the precompact prepared in its data folder: one the project's settings
     point into its own tree (relative, or inside it) is refused, and nothing is prepared there."""

@@ -395,13 +395,21 @@ def test_a_machine_key_others_can_read_is_a_one_line_error_naming_it(tmp_path):
 
 def test_savepoints_from_before_this_record_are_verified_by_the_chain_only(tmp_path, localnet):
     """The first run of this code on a machine cannot tell its own older savepoints from a
-    copied logs/: with the machine key gone (as before it existed), the chain vouches for them
-    and nothing else does."""
+    copied logs/: with the machine key gone and no line signed (as before either existed), the
+    chain vouches for them and nothing else does."""
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=localnet.url, airdrop=True)
     for _ in range(2):
         done = saved_once(project, tmp_path)
         assert done.returncode == 3, done.stdout + done.stderr  # saved; Layer 2 is off here
     (Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "machine.key").unlink()
+    index = project.logs / "precompact-savepoint.jsonl"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(line for line in lines if json.loads(line)["event"] != "SAVEPOINT_SIGNED"))
+    refused = saved_once(project, tmp_path)
+    [said] = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and "no root vouches for" in said, said
+    assert "or your own from before this machine's key" in said and "machine.key was lost or replaced" in said
+    assert said.endswith(": nothing in it is lost)"), "the git layer is off: no remote to restore from"
 
     verified = run(project.path, "verify")
     assert verified.returncode == 0, verified.stdout
@@ -411,6 +419,29 @@ def test_savepoints_from_before_this_record_are_verified_by_the_chain_only(tmp_p
     unreachable = run(project.path, "verify")
     assert unreachable.returncode == EXIT_NOT_VERIFIED and "✓" not in unreachable.stdout
     assert "not written by this machine" in unreachable.stdout
+
+
+def test_with_the_git_layer_off_losing_the_machine_key_still_lets_the_user_save_after_their_own(tmp_path, localnet):
+    """The worker signs this machine's lines whatever layers are on: chain on and git off (before,
+    only Layer 2 had them signed), the user's own savepoints stay vouched for by their key when
+    this machine's key is lost, so the next compaction saves after them and Layer 3 posts it,
+    rather than every one refused."""
+    from precompact.local import savepoint_log
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=localnet.url, airdrop=True)
+    for _ in range(2):
+        done = saved_once(project, tmp_path)
+        assert done.returncode == 3, done.stdout + done.stderr  # saved; Layer 2 is off here
+    assert run(project.path, "flush").returncode == 0  # as the worker does after each savepoint
+    (Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "machine.key").unlink()
+
+    saved = saved_once(project, tmp_path)
+    assert saved.returncode == 3, saved.stdout + saved.stderr
+    assert [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1, 2, 3]
+    assert run(project.path, "flush").returncode == 0
+    verified = run(project.path, "verify")
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ 3 savepoint(s) verified"), verified.stdout
+    assert "UNVOUCHED" not in run(project.path, "status").stdout
 
 
 # --- A savepoint no root vouches for is never pushed, chained onto or given a git ✓ (review5 F2, F3)

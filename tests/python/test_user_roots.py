@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -440,6 +441,20 @@ def test_every_variable_handed_on_or_read_is_classified_in_one_place():
     assert not set(user_roots.DROPPED) & set(handed[: len(git_env.KEPT) + len(processes.PYTHON_KEPT)]), (
         "a dropped variable is handed to no child"
     )
+
+
+def not_handed_on(kept: Mapping[str, str], handed: Iterable[str]) -> list[str]:
+    """The variables `kept` gives a reason for that nothing hands on or reads."""
+    return sorted(set(kept) - set(handed))
+
+
+def test_every_kept_variables_reason_names_one_handed_on_and_pips_are_taken_from_the_table():
+    handed = [*git_env.KEPT, *processes.PYTHON_KEPT, *READ_IN_PROCESS]
+    assert not_handed_on(user_roots.KEPT, handed) == []
+    assert not_handed_on({**user_roots.KEPT, "PIP_NO_LONGER_HANDED": "why"}, handed) == ["PIP_NO_LONGER_HANDED"]
+    pips = {name for name in (*user_roots.KEPT, *user_roots.CONFINED) if name.startswith("PIP_")}
+    environment = processes.python_environment({name: "x" for name in (*pips, "PIP_REQUIREMENT", "PIP_TARGET")})
+    assert {name for name in environment if name.startswith("PIP_")} == pips, "exactly the classified ones"
 
 
 def naming(name: str, place: str) -> str:

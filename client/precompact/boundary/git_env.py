@@ -387,6 +387,32 @@ URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
 # Schemes whose user name is a login, not a secret (`ssh://git@host`); in any other the user of
 # `https://TOKEN@github.com/...` is a token.
 LOGIN_SCHEMES = ("ssh", "git+ssh", "ssh+git")
+# Tokens a git host issues, as a URL's path may carry them (`https://host/ghp_…/repo.git`,
+# GitLab's `…/oauth2/glpat-…/…`): the shapes, minimum lengths included, of
+# transcript/redact.py's github_token, gitlab_token, huggingface_token, atlassian_token and jwt
+# patterns (the redaction owner, which boundary and config sit below;
+# tests/python/test_doctor_identity_and_url.py holds each sample to both). Narrow on purpose: a
+# repository's name is not of these shapes, and `url_problem` refuses a URL holding one.
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_\w{22}"
+    r"|gl(?:pat|ptt|rt|dt|soat|cbt|ffct|ft|imt|agent|oas)-[\w-]{20}|GR1348941[\w-]{20}"
+    r"|hf_[A-Za-z0-9]{34}|api_org_[A-Za-z]{34}|ATATT3[\w=-]{150}"
+    r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8}"
+    r")"
+)
+
+
+def holds_token(text: str) -> bool:
+    """Whether `text` (a URL, or one segment of its path) holds a token of a shape `_TOKEN`
+    knows, %-escapes decoded as the server would decode them."""
+    return _TOKEN.search(urllib.parse.unquote(text)) is not None
+
+
+def tokens_hidden(path: str, hidden: str) -> str:
+    """`path` (the path of a git URL, or a local path) with each `/`-separated segment that
+    holds a token replaced by `hidden`: the rest still names the repository."""
+    return "/".join(hidden if holds_token(segment) else segment for segment in path.split("/"))
 
 
 def url_problem(url: str) -> str | None:
@@ -394,7 +420,8 @@ def url_problem(url: str) -> str | None:
     https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
     remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
     line break or control character (which could hide the rest of it from whoever reads it), nor
-    credentials: a password, or on any scheme but ssh a user, which may be a token
+    credentials: a password, on any scheme but ssh a user, which may be a token, or a token of a
+    git host's shape anywhere in it (`holds_token`: `https://host/ghp_…/repo.git`)
     (`.precompact.toml` is shared; a credential helper keeps them)."""
     if not url:
         return "is empty"
@@ -415,9 +442,10 @@ def url_problem(url: str) -> str | None:
             return "holds a password (user:password@), which .precompact.toml must not keep"
         if "@" in parts.netloc and parts.scheme.lower() not in LOGIN_SCHEMES:
             return f"holds a user name (user@), which on {parts.scheme}:// may be a token, and .precompact.toml must not keep it"
-        return None
-    if is_local_url(url) and not url.startswith("/"):
+    elif is_local_url(url) and not url.startswith("/"):
         return "is a relative path; give the remote repository's absolute path"
+    if holds_token(url):
+        return "holds a token of a git host's shape (ghp_…, glpat-…), which .precompact.toml must not keep"
     return None
 
 

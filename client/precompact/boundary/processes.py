@@ -35,7 +35,8 @@ from precompact.boundary import user_roots
 NEUTRAL_DIRECTORY = "/"
 # What a Python child of precompact's needs from the environment: where the user's files and
 # programs are, the network settings the layers use, the user's own settings for precompact and
-# Claude Code's plugin, and pip's settings of where and how to fetch, each classified by
+# Claude Code's plugin, and pip's settings of where and how to fetch (for the plugin's
+# preparation: user_roots.PIP_HANDED, taken from its tables, which say why), each classified by
 # boundary/user_roots (in the modes the agent starts, its `confine` has run on them). Nothing else passes (PYTHON* variables never).
 # HOME and the XDG directories are given as boundary/user_roots decides them, spelled out.
 PYTHON_KEPT = (
@@ -43,9 +44,7 @@ PYTHON_KEPT = (
     "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS",
     "http_proxy", "https_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-    # pip's, for the plugin's preparation: only where and how it fetches (user_roots.KEPT says why).
-    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_TRUSTED_HOST", "PIP_PROXY",
-    "PIP_CERT", "PIP_TIMEOUT", "PIP_DEFAULT_TIMEOUT", "PIP_RETRIES", "PIP_NO_CACHE_DIR",
+    *user_roots.PIP_HANDED,
 )  # fmt: skip
 PYTHON_KEPT_PREFIXES = ("PRECOMPACT_", "CLAUDE_")
 

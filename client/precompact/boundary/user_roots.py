@@ -68,9 +68,16 @@ CONFINED = {
     "TMPDIR": "where git and Python write temporary files",
     "DBUS_SESSION_BUS_ADDRESS": "the session bus (its path=, dir=, tmpdir=), where a credential helper finds your keyring",
     "CLAUDE_PLUGIN_DATA": "the Claude Code plugin's data folder, whose prepared precompact the launcher runs",
-    "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook",
+    "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook, and whose "
+    "settings.json install writes and doctor reads (in the user's own shell alone: `claude_config_dir`)",
     "CODEX_HOME": "Codex CLI's folder: a hook reads its config.toml (whether the brief names the MCP tools)",
 }
+# The variable each agent sets for the commands its model runs (Claude Code's Bash tool:
+# CLAUDECODE; GEMINI_CLI; Codex's CODEX_THREAD_ID; OPENCODE): a command whose environment holds
+# one runs in that agent's session, an environment the project's files can set
+# (config/settings.in_agent_session). A project's settings can set a variable, never remove one
+# the agent sets.
+AGENT_SESSION_MARKERS = ("CLAUDECODE", "GEMINI_CLI", "CODEX_THREAD_ID", "OPENCODE")
 # Claude Code's own defaults for its CONFINED folders, under the password database's home: kept
 # wherever the project is (a home that is itself a git work tree, where the agent starts in it).
 CONFINED_DEFAULTS = {
@@ -103,7 +110,7 @@ KEPT = {
     # `--require-hashes` from requirements.hashes.lock, so a mirror, a folder or a route can make
     # it fail, never install another file. Every other PIP_* (PIP_REQUIREMENT, PIP_CONSTRAINT,
     # PIP_TARGET, PIP_PREFIX, PIP_CONFIG_FILE, PIP_NO_DEPS...) says what is installed or where,
-    # and the agent's environment is the project's to set: none reaches pip.
+    # and the agent's environment is the project's to set: none reaches pip (PIP_HANDED).
     "PIP_INDEX_URL": "the package index pip fetches the pinned wheels from (a mirror): each checked by its hash",
     "PIP_EXTRA_INDEX_URL": "more package indexes, read as PIP_INDEX_URL is",
     "PIP_NO_INDEX": "fetch from no index (offline, with PIP_FIND_LINKS)",
@@ -115,6 +122,10 @@ KEPT = {
     "PIP_RETRIES": "how often pip retries the index",
     "PIP_NO_CACHE_DIR": "not to use pip's cache (which lies under the confined XDG_CACHE_HOME)",
 }
+# pip's settings a Python child is handed (processes.PYTHON_KEPT, for the plugin's preparation):
+# exactly those classified above, KEPT (where and how to fetch) or CONFINED (PIP_CERT), so the
+# list handed on and the reasons cannot differ.
+PIP_HANDED = tuple(name for name in (*CONFINED, *KEPT) if name.startswith("PIP_"))
 # Prefixes of variables handed to a Python child (processes.PYTHON_KEPT_PREFIXES), and why.
 KEPT_PREFIXES = {
     "PRECOMPACT_": "precompact's own settings: a hook keeps only config/settings.AGENT_KEPT_OVERRIDES",
@@ -173,6 +184,22 @@ def runtime_home(environ: Mapping[str, str] = os.environ) -> str | None:
     """XDG_RUNTIME_DIR when it is an absolute path to a directory; None otherwise."""
     value = environ.get(RUNTIME, "")
     return value if os.path.isabs(value) and os.path.isdir(value) else None
+
+
+def in_agent_session(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether `environ` is that of a command run inside an agent's session (AGENT_SESSION_MARKERS)."""
+    return any(marker in environ for marker in AGENT_SESSION_MARKERS)
+
+
+def claude_config_dir(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Claude Code's folder for the user as CLAUDE_CONFIG_DIR names it, where Claude Code 2.1.332
+    then reads their `settings.json` (not `~/.claude/settings.json`) and keeps `.claude.json` and
+    `plugins/`, for `install` to write and `doctor` to read: its value when it is an absolute path
+    set in the user's own shell (one in the project `confine` has already refused); None for
+    `~/.claude`. In an agent's session the environment is the project's to set (Claude Code's
+    `env`), and it must not steer where install writes hooks, nor which file doctor vouches for."""
+    value = environ.get("CLAUDE_CONFIG_DIR", "")
+    return value if os.path.isabs(value) and not in_agent_session(environ) else None
 
 
 def for_children(environ: Mapping[str, str] = os.environ) -> dict[str, str]:

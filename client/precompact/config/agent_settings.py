@@ -1,8 +1,8 @@
 """Where the agents keep their settings and MCP servers, and whether these name precompact's
 (read only; `precompact install` writes them, config/install.py). Its own module because a
 session's brief asks it at every start, whether to name the MCP tools: it imports nothing but
-the standard library's json, math, os, pathlib and sys (and boundary/small_file, which imports the
-standard library alone), and none of what installing needs.
+the standard library's json, math, os, pathlib and sys (and boundary/small_file and user_roots,
+which import the standard library alone), and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
 MAX_SETTINGS_BYTES or is not a JSON object names nothing. JSON is read as the agents read it
@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from precompact.boundary import small_file
+from precompact.boundary import small_file, user_roots
 
 PLUGIN_NAME = "precompact"
 MCP_SERVER = "precompact"
@@ -128,7 +128,14 @@ def outside_object(path: Path) -> dict:
 
 
 def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
-    return (project if scope == "project" else (home or Path.home())) / ".claude" / "settings.json"
+    return project / ".claude" / "settings.json" if scope == "project" else user_folder(home) / "settings.json"
+
+
+def user_folder(home: Path | None = None) -> Path:
+    """Claude Code's folder for the user: `~/.claude`, or `$CLAUDE_CONFIG_DIR` set in the user's
+    own shell (boundary/user_roots.claude_config_dir decides)."""
+    given = user_roots.claude_config_dir()
+    return Path(given) if given else (home or Path.home()) / ".claude"
 
 
 # Where Claude Code 2.1.332 reads managed (policy) settings: `managed-settings.json`, then each
@@ -191,8 +198,10 @@ def mcp_json_path(project: Path) -> Path:
 
 def user_mcp_path(home: Path | None = None) -> Path:
     """Where Claude Code 2.1.332 keeps user-scope MCP servers (`claude mcp add --scope user`
-    writes `mcpServers` there): ~/.claude.json, not ~/.claude/settings.json."""
-    return (home or Path.home()) / CLAUDE_STATE
+    writes `mcpServers` there): ~/.claude.json, not ~/.claude/settings.json; with
+    `$CLAUDE_CONFIG_DIR` (`user_folder`), `.claude.json` in that folder."""
+    given = user_roots.claude_config_dir()
+    return (Path(given) if given else home or Path.home()) / CLAUDE_STATE
 
 
 def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, list[str]]:

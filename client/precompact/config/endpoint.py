@@ -99,13 +99,18 @@ def git_url_shown(url: str) -> str:
     """A git remote's URL as precompact shows it, wherever it is shown (doctor, trust, a refusal,
     `projects --forget`): no password, and for any scheme but ssh no user either
     (`https://TOKEN@github.com/...` carries a token as the user; git_env.url_problem refuses both
-    in git.url), a query or fragment as "…". The path is kept: it names the repository, and what
-    is left is a URL git can be given with a credential helper supplying the rest. A password
-    holding a `/`, which git would not take as one, is hidden up to the last `@` all the same.
-    `host:path` and paths have no credentials to remove."""
+    in git.url), a query or fragment as "…". The path is kept, as it names the repository, but
+    for each segment that holds a git host's token (`…/ghp_…/repo.git`, GitLab's
+    `…/oauth2/glpat-…/…`: `git_env.holds_token`, which url_problem refuses too), shown as "…".
+    What is left is a URL git can be given with a credential helper supplying the rest when it
+    holds no "…". A password holding a `/`, which git would not take as one, is hidden up to the
+    last `@` all the same. `host:path` and paths have only such segments to hide."""
     scheme, separator, rest = url.partition("://")
     if not separator:
-        return url
+        host, colon, path = url.partition(":")
+        if git_env.is_local_url(url) or not colon:
+            return git_env.tokens_hidden(url, HIDDEN)
+        return f"{host}:{git_env.tokens_hidden(path, HIDDEN)}"
     authority = rest[: m.start()] if (m := _AUTHORITY_END.search(rest)) else rest
     user, at, _ = authority.rpartition("@")
     if at:
@@ -116,4 +121,5 @@ def git_url_shown(url: str) -> str:
         rest = f"{HIDDEN}@" + rest.rpartition("@")[2]
     if cut := re.search(r"[?#]", rest):
         rest = rest[: cut.start() + 1] + HIDDEN
-    return f"{scheme}://{rest}"
+    path_start = m.start() if (m := _AUTHORITY_END.search(rest)) else len(rest)
+    return f"{scheme}://{rest[:path_start]}{git_env.tokens_hidden(rest[path_start:], HIDDEN)}"

@@ -392,7 +392,7 @@ def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:
     2.1.332 runs the plugin's hooks and MCP server from that folder itself, not from its cache
     copy, and loads none of them once it is gone. None for a marketplace of another kind."""
     marketplace = plugin.split("@", 1)[1] if "@" in plugin else ""
-    registry = (home or Path.home()) / ".claude" / "plugins" / "known_marketplaces.json"
+    registry = agent_settings.user_folder(home) / "plugins" / "known_marketplaces.json"
     try:
         source = agent_settings.outside_object(registry)[marketplace]["source"]
     except (KeyError, TypeError):
@@ -487,12 +487,19 @@ def apply(change: Change | PluginFile) -> None:
 
 def _read(path: Path) -> dict:
     settings = _read_object(path)
-    hooks = settings.get("hooks", {})
-    if not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values()):
+    if hooks_misshapen(settings):
         raise InstallError(
             f'{path}: "hooks" must map event names to lists; fix it by hand, precompact will not overwrite it'
         )
     return settings
+
+
+def hooks_misshapen(settings: dict) -> bool:
+    """Whether `settings` has a `hooks` key that is not an object mapping event names to lists
+    (a string, a list...): Claude Code 2.1.332 then runs none of the file's hooks (and keeps its
+    other settings)."""
+    hooks = settings.get("hooks", {})
+    return not isinstance(hooks, dict) or not all(isinstance(groups, list) for groups in hooks.values())
 
 
 def _refuse_link(path: Path) -> None:

@@ -15,7 +15,7 @@ import urllib.parse
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
-from precompact.boundary import git_env, quoting
+from precompact.boundary import git_env, quoting, user_roots
 from precompact.config import approval as config_trust
 from precompact.config import discovery, endpoint
 from precompact.errors import PrecompactError
@@ -75,12 +75,11 @@ ENV_OVERRIDES = {
 # IDENTITY (the file decryption reads: a FIFO there held the worker's locks), and any name
 # precompact does not know.
 AGENT_KEPT_OVERRIDES = ("PRECOMPACT_CLUSTER", "PRECOMPACT_KEYPAIR")
-# What each agent sets in the environment of the commands its model runs (Claude Code's Bash
-# tool: CLAUDECODE; Gemini CLI's shell tool: GEMINI_CLI; Codex: CODEX_THREAD_ID; OpenCode:
-# OPENCODE). A command run with one of them set, whatever its value, is one the model may have
-# run in the agent's environment: it keeps the PRECOMPACT_* variables a hook keeps, no more
-# (`in_agent_session`). A project's settings can set a variable, never remove one the agent sets.
-AGENT_SESSION_MARKERS = ("CLAUDECODE", "GEMINI_CLI", "CODEX_THREAD_ID", "OPENCODE")
+# What each agent sets in the environment of the commands its model runs (user_roots, which also
+# honours CLAUDE_CONFIG_DIR for install and doctor only without them). A command run with one of
+# them set, whatever its value, is one the model may have run in the agent's environment: it
+# keeps the PRECOMPACT_* variables a hook keeps, no more (`in_agent_session`).
+AGENT_SESSION_MARKERS = user_roots.AGENT_SESSION_MARKERS
 AGENT_OVERRIDES_NOTE = "# A hook, its worker and the MCP server keep only _CLUSTER and _KEYPAIR (docs/security.md)."
 # Public keys savepoints may be encrypted to: age X25519 recipients, and SSH ed25519 keys as
 # `ssh-ed25519 AAAA… [comment]` (checked here by shape; remote_crypto parses them, off the
@@ -233,7 +232,7 @@ def drop_agent_overrides(environ: MutableMapping[str, str], root: Path | None) -
 def in_agent_session(environ: Mapping[str, str]) -> bool:
     """Whether `environ` is that of a command an agent's model or user ran inside the agent's
     session (AGENT_SESSION_MARKERS): an environment the project's files can set."""
-    return any(marker in environ for marker in AGENT_SESSION_MARKERS)
+    return user_roots.in_agent_session(environ)
 
 
 def _names_authority(root: Path) -> bool:
@@ -400,13 +399,16 @@ def check_git_url(url: str, name: str) -> None:
     problem = git_env.url_problem(url)
     if problem:
         without = endpoint.git_url_shown(url)
-        # A URL that holds credentials is named only in its shown form, as the fix.
-        shown = "" if without != url else f" {quoting.inline(url[:80])}"
-        fix = (
-            f"give {quoting.inline(without)} and let a credential helper of your git configuration supply the rest (`git help gitcredentials`)"
-            if without != url and git_env.url_problem(without) is None
-            else "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
-        )
+        # A URL that holds credentials is named only in its shown form: as the fix when nothing
+        # but them is left out, else (a token in its path) as the one named.
+        usable = endpoint.HIDDEN not in without and git_env.url_problem(without) is None
+        shown = f" {quoting.inline(without[:80])}" if without == url or not usable else ""
+        if without != url and usable:
+            fix = f"give {quoting.inline(without)} and let a credential helper of your git configuration supply the rest (`git help gitcredentials`)"
+        elif git_env.holds_token(url):
+            fix = "give the URL without the token and let a credential helper of your git configuration supply it (`git help gitcredentials`)"
+        else:
+            fix = "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
         raise ConfigError(f"{name}{shown} {problem}; {fix}")
 
 

@@ -81,19 +81,22 @@ def written_here(created: dict) -> bool:
     return hmac.compare_digest(found.encode(errors="surrogateescape"), _tag(key, created).encode())
 
 
-def unvouched_note(logs: Path, savepoints: list[tuple[str, int]]) -> str:
+def unvouched_note(logs: Path, savepoints: list[tuple[str, int]], remote: bool) -> str:
     """What Layers 1, 2 and 3 and `status` say, in one line naming the fix, of the savepoints in
     `logs` (instance, sequence) that no root vouches for: no tag of this machine's key, no
-    signature of the configured key. Pushing one would back up someone else's savepoint as the
+    signature of the configured key (the user's own too, written before this machine's key was
+    lost and never signed: the worker signs them at its next run). `remote`: whether the git
+    layer is on, so that `precompact restore` can bring the user's own back. Pushing one would back up someone else's savepoint as the
     user's, and saving after one would make it the predecessor of the user's own, which neither
     `verify` nor the chain ever accepts. The instance names are the index's words: quoted."""
     named = ", ".join(f"{quoting.inline(instance)} #{sequence}" for instance, sequence in savepoints[:3])
     more = f" and {len(savepoints) - 3} more" if len(savepoints) > 3 else ""
     return (
         f"{logs} holds {len(savepoints)} savepoint(s) no root vouches for ({named}{more}: not written by this machine, "
-        "not signed by your key; a logs/ that came with the project, a copy or an archive), so precompact neither "
-        f"pushes them nor saves after them: move it away (`mv {shlex.quote(str(logs))} {shlex.quote(str(logs) + '.foreign')}`), "
-        "and `precompact restore` brings back your own from the remote"
+        "not signed by your key; a logs/ that came with the project, a copy or an archive, or your own from before "
+        f"this machine's key {key_path()} was lost or replaced), so precompact neither "
+        f"pushes them nor saves after them: move it away (`mv {shlex.quote(str(logs))} {shlex.quote(str(logs) + '.foreign')}`: "
+        "nothing in it is lost)" + (", and `precompact restore` brings back your own from the remote" if remote else "")
     )
 
 

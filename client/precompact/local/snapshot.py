@@ -377,6 +377,9 @@ class Settings(Record, frozen=True):
     # (verifier.signed.vouching: this machine's tag, or the configured key's signature, which
     # only the caller may check). Without it, only this machine's own lines.
     vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here
+    # Whether the git layer is on: the refusal to save after a savepoint no root vouches for
+    # names `precompact restore` only then.
+    git_layer: bool = False
 
     @classmethod
     def of(cls, config: Config, vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here) -> Settings:
@@ -392,6 +395,7 @@ class Settings(Record, frozen=True):
             exclude=config.exclude,
             redaction=config.redaction,
             extra_patterns=dict(config.redaction_patterns),
+            git_layer=config.git_layer,
         )
 
 
@@ -438,7 +442,9 @@ def create_savepoint(
         if previous is not None and not settings.vouched(previous):
             # Its hash would be this savepoint's predecessor: the chain would refuse every
             # savepoint from here on, and `verify` would never pass again.
-            raise Unvouched(provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)]))
+            raise Unvouched(
+                provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)], settings.git_layer)
+            )
         # Read under the lock, and never earlier than the previous savepoint: the program
         # refuses a timestamp that goes backwards, which would leave this savepoint (and all
         # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.

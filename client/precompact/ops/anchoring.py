@@ -65,7 +65,7 @@ def post_pending(
     if not signed.line_vouched(pending[0], str(signer.pubkey())):
         # Never posted, nor walked past: one line for the whole logs/, naming the fix.
         unvouched = [(s.instance, s.sequence) for s in mine if not signed.line_vouched(s, str(signer.pubkey()))]
-        yield _failed(pending[0], provenance.unvouched_note(logs, unvouched))
+        yield _failed(pending[0], provenance.unvouched_note(logs, unvouched, git_layer))
         return
     roots = verdicts.Roots(chain.PROGRAM_ID, signer.pubkey(), instance)
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)

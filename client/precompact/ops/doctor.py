@@ -242,8 +242,17 @@ def _ours(path: Path) -> dict[str, list[str]]:
 
 def _hooks(loaded: configuration.Config, home: Path) -> Check:
     plugin = install.loadable_plugin(home)  # one Claude Code cannot load is said by the plugin folder check
+    files = {scope: agent_settings.settings_path(scope, loaded.root, home) for scope in ("project", "user")}
     try:
-        places = {scope: _ours(agent_settings.settings_path(scope, loaded.root, home)) for scope in ("project", "user")}
+        for path in files.values():
+            if install.hooks_misshapen(agent_settings.settings_object(path)):
+                return Check(
+                    "hooks",
+                    False,
+                    f'{path}: "hooks" is not an object mapping event names to lists, so Claude Code runs none of the hooks it holds',
+                    f'make "hooks" in {path} such an object (or remove it); then precompact install if precompact\'s were among them',
+                )
+        places = {scope: _ours(path) for scope, path in files.items()}
         switched_off = _switched_off(loaded.root, home, plugin)
     except agent_settings.PastADouble as e:
         return Check("hooks", False, str(e), "write that number within a double's range (or remove it)")
@@ -252,11 +261,12 @@ def _hooks(loaded: configuration.Config, home: Path) -> Check:
         return Check("hooks", False, str(e), "make it a regular file of JSON (or remove it)")
     if switched_off is not None:
         return switched_off
-    where = [f"{scope} settings" for scope, events in places.items() if events] + (
+    where = [f"{scope} settings ({files[scope]})" for scope, events in places.items() if events] + (
         [f"plugin {plugin}"] if plugin else []
     )
     if not where:
-        return Check("hooks", False, "not installed", "precompact install (or the precompact plugin)")
+        read = " or ".join(str(path) for path in files.values())
+        return Check("hooks", False, f"not installed (read {read})", "precompact install (or the precompact plugin)")
     if len(where) > 1:
         return Check(
             "hooks",

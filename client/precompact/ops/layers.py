@@ -64,13 +64,14 @@ def _flush(config: Config) -> FlushOutcome:
     from precompact.remote import gitstore
 
     outcome = FlushOutcome()
-    if config.git_layer or config.chain_layer:
-        config, ignored = keypair_counted(config)
-        outcome.notices = [ignored] if ignored else []
+    config, ignored = keypair_counted(config)
+    outcome.notices = [ignored] if ignored else []
+    # Whatever layers are on: a signed line stays the user's own when this machine's key is lost
+    # (Layer 1 saves after it, Layer 3 posts it), and with the git layer it travels to the remote.
+    newly_signed = _sign_lines(config)
     if config.git_layer:
         from precompact.verifier import signed, team
 
-        newly_signed = _sign_lines(config)
         vouched = signed.vouching(config)
         keys = team.your_keys(config, signed.configured_key(config))
         passed_over: list[tuple[str, int]] = []
@@ -103,7 +104,7 @@ def _flush(config: Config) -> FlushOutcome:
         if passed_over:
             from precompact.local import provenance
 
-            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over)
+            outcome.unvouched = provenance.unvouched_note(config.logs, passed_over, remote=True)
     if config.chain_layer:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
@@ -130,7 +131,7 @@ def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
 
     vouched = signed.vouching(config)
     found = [(s.instance, s.sequence) for s in savepoint_log.savepoints(config.logs) if not vouched(s)]
-    return set(found), (provenance.unvouched_note(config.logs, found) if found else None)
+    return set(found), (provenance.unvouched_note(config.logs, found, config.git_layer) if found else None)
 
 
 def _foreign_branch(config: Config, repo, target) -> str | None:
@@ -174,10 +175,11 @@ def keypair_counted(config: Config) -> tuple[Config, str | None]:
 
 def _sign_lines(config: Config) -> bool:
     """Signs, with the user's signing key, every line this machine wrote that the key has not
-    signed yet, before Layer 2 commits the index (verifier.signed): the copy on the remote then
-    verifies on any machine with the public key. Without the keypair here (or with
-    chain.authority naming another key) nothing is signed: what it would sign could not verify.
-    Returns whether it signed anything."""
+    signed yet, whatever layers are on, before Layer 2 commits the index (verifier.signed): the
+    copy on the remote then verifies on any machine with the public key, and the lines stay
+    vouched for here if this machine's key (local/provenance) is lost. Without the keypair here
+    (or with chain.authority naming another key) nothing is signed: what it would sign could not
+    verify. Returns whether it signed anything."""
     from precompact.verifier import signed
 
     try:
