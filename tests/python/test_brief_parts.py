@@ -7,12 +7,16 @@ before importing the library."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from precompact.config import settings
+from precompact.ops import addendum
 from precompact.restore import dropped
 from support.commands import PRECOMPACT, precompact, wait_until, worker_finished
 from support.planted import session, write_transcript
@@ -144,6 +148,90 @@ def test_with_no_summary_at_all_the_session_start_brief_is_all(compacted):
         assert hook(project, event, transcript) is None
     assert wait_until(lambda: worker_finished(project), 60)
     assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"], "still waiting, nothing given"
+
+
+# The worker as the hook starts it, with the addendum's computation replaced by a SIGKILL of itself:
+# killed after it claimed the request, before it wrote the addendum (an OOM kill, a reboot).
+KILLED_WHILE_COMPUTING = """
+import os, signal, sys
+from pathlib import Path
+from precompact.edges import worker
+from precompact.ops import addendum
+addendum._compute = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+worker.run(Path(sys.argv[1]))
+"""
+
+
+def killed_while_computing(project: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_WHILE_COMPUTING, str(project)], check=False, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.computing"]
+
+
+def worker(project: Path) -> str:
+    """The worker run to its end (as the hook starts it); its log."""
+    done = subprocess.run(
+        [sys.executable, "-m", "precompact.edges.worker", str(project)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def requested(compacted):
+    """The compacted session's summary recorded and its addendum asked for, no worker running."""
+    project, transcript, planted, _ = compacted
+    assert wait_until(lambda: worker_finished(project), 60)
+    assert addendum.request(settings.load(project), SESSION, 1, "claude", planted.summary)
+    return project, transcript, planted.summary
+
+
+def test_a_worker_killed_while_computing_the_addendum_leaves_it_to_the_next_which_gives_it(requested):
+    project, transcript, _ = requested
+    killed_while_computing(project)
+    log = worker(project)
+    assert f"addendum for session {SESSION}: a worker stopped while computing it; asked again" in log
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.json"]
+    second = context(hook(project, "UserPromptSubmit", transcript, prompt="go on"), "UserPromptSubmit")
+    assert second.startswith(f'{ADDENDUM_START} 1 of "Trial #1"')
+
+
+def test_a_request_that_killed_two_workers_is_dropped_with_a_logged_line(requested):
+    project, transcript, _ = requested
+    killed_while_computing(project)
+    killed_while_computing(project)  # the first worker's claim asked again, and killed again
+    log = worker(project)
+    assert log.count(f"addendum for session {SESSION}") == 1, log
+    assert (
+        f"addendum for session {SESSION} dropped: a worker stopped while computing it, twice; "
+        "`precompact dropped 1` lists what the summary left out"
+    ) in log
+    assert list((project / PENDING).iterdir()) == [], "nothing left for a later worker to go round on"
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+
+
+def test_a_request_made_since_a_worker_was_killed_replaces_its_claim(requested):
+    project, transcript, summary = requested
+    killed_while_computing(project)
+    assert addendum.request(settings.load(project), SESSION, 1, "claude", summary)  # the session asked again
+    log = worker(project)
+    assert f"addendum for session {SESSION}: a worker stopped while computing it; the newer request replaces it" in log
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.json"]
+    assert context(hook(project, "PostToolUse", transcript, tool_name="Bash"), "PostToolUse").startswith(ADDENDUM_START)
+
+
+def test_a_claim_left_that_precompact_did_not_write_is_removed_not_asked_again(compacted):
+    project, transcript, _, _ = compacted
+    assert wait_until(lambda: worker_finished(project), 60)
+    (project / PENDING / f"{SESSION}.computing").write_text("not a request")
+    log = worker(project)
+    assert f"addendum request {SESSION} is not one precompact wrote; removed" in log
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
 
 
 def test_an_addendum_this_machine_did_not_write_is_never_given(compacted):

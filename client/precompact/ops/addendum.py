@@ -12,7 +12,9 @@ entry looks for the two it acts on with two stats, before importing anything):
   yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
   the summary from the session file and replaces it (ops/compaction.py).
 - `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
-  the file first, renamed `.computing`).
+  the file first, renamed `.computing`). A `.computing` the worker finds when it starts is a
+  killed worker's (it holds the project's worker lock): asked again once, dropped with a logged
+  line the second time, so a request that always kills its worker cannot loop.
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
   (local/provenance.py: a file that came with the project is never given to the model); the
   first prompt or tool call claims it by renaming it, so two events racing give it once, and
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
 REQUEST_SUFFIX = ".request"
 COMPUTING_SUFFIX = ".computing"
 DELIVERING_SUFFIX = ".delivering"
+# Set in a request a killed worker left claimed and the next worker asked again: killed again,
+# it is dropped.
+ASKED_AGAIN = "asked_again"
 STAMP_PURPOSE = "precompact/addendum/v1"
 SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
 MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
@@ -112,10 +117,43 @@ def _requests(loaded: configuration.Config) -> list[str]:
     return [stem for stem in stems if discovery.pending_name(stem) is not None]
 
 
-def prepare(loaded: configuration.Config) -> list[str]:
-    """The worker: every addendum asked for, computed and kept pending; what it has to say of
-    those it could not make (one line each)."""
+def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
+    """Each `.computing` a killed worker left (the caller holds the project's worker lock, so no
+    live worker has one) asked for again once, or dropped: the request was asked again already,
+    or a request made since replaces it. One line each of what was done."""
+    names = set(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR))
     notes = []
+    for name in sorted(names):
+        stem = name.removesuffix(COMPUTING_SUFFIX)
+        if stem == name or discovery.pending_name(stem) is None:
+            continue
+        computing = _name(stem, COMPUTING_SUFFIX)
+        asked = _read(loaded.logs, computing)
+        if stem + REQUEST_SUFFIX in names:
+            notes.append(
+                f"addendum for session {stem}: a worker stopped while computing it; the newer request replaces it"
+            )
+        elif asked is None:
+            notes.append(f"addendum request {stem} is not one precompact wrote; removed")
+        elif asked.get(ASKED_AGAIN) is True:
+            sequence = asked.get("sequence")
+            shows = f"`precompact dropped {sequence}`" if isinstance(sequence, int) else "`precompact dropped`"
+            notes.append(
+                f"addendum for session {stem} dropped: a worker stopped while computing it, twice; "
+                f"{shows} lists what the summary left out"
+            )
+        else:
+            record = json.dumps({**asked, ASKED_AGAIN: True}).encode()
+            logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), record)
+            notes.append(f"addendum for session {stem}: a worker stopped while computing it; asked again")
+        logs_dir.remove(loaded.logs, computing)
+    return notes
+
+
+def prepare(loaded: configuration.Config) -> list[str]:
+    """The worker, holding the project's worker lock: every addendum asked for, computed and kept
+    pending; what it has to say of those it could not make (one line each)."""
+    notes = _take_back_killed_claims(loaded)
     for stem in _requests(loaded):
         computing = _name(stem, COMPUTING_SUFFIX)
         if not logs_dir.claim(loaded.logs, _name(stem, REQUEST_SUFFIX), computing):
