@@ -366,3 +366,15 @@ def test_import_archives_the_projects_codex_threads_once(tmp_path):
     index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
     assert (created["trigger"], created["agent"], created["agent_version"]) == ("import", "codex", "0.171.0")
+
+
+def test_a_rollout_whose_directory_climbs_out_of_the_project_through_dotdot_is_another_projects(tmp_path):
+    root = tmp_path / "proj"
+    day = tmp_path / "codex-home" / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    for name, cwd in (("mine", root / "src"), ("climbing", root / ".." / "other"), ("relative", Path("proj"))):
+        head = {**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(cwd)}}
+        write(day / f"rollout-2026-12-02T06-07-51-{name}.jsonl", [head, *ROLLOUT[1:]])
+    assert [p.name for p in codex.sessions_in(root, tmp_path / "codex-home")] == [
+        "rollout-2026-12-02T06-07-51-mine.jsonl"
+    ]

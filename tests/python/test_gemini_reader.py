@@ -301,3 +301,17 @@ def test_a_chat_file_geminis_retention_deleted_is_written_again_from_the_savepoi
     assert written.name.endswith(f"-{new_id[:8]}.jsonl")
     text = written.read_text()
     assert "Build the parser [[run]]" in text and "cat: nofile.txt: No such file or directory" in text
+
+
+def test_a_projects_json_directory_that_climbs_out_of_the_project_through_dotdot_is_another_projects(tmp_path):
+    root = tmp_path / "proj"
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    directories = {"mine": root / "src", "climbing": root / ".." / "other", "relative": Path("proj")}
+    (home / ".gemini" / "projects.json").write_text(
+        json.dumps({"projects": {str(directory): slug for slug, directory in directories.items()}})
+    )
+    for slug in directories:
+        (home / ".gemini" / "tmp" / slug / "chats").mkdir(parents=True)
+        write(home / ".gemini" / "tmp" / slug / "chats" / f"session-2026-12-02T06-17-{slug}.jsonl", CHAT)
+    assert [p.parent.parent.name for p in gemini.sessions_in(root, home)] == ["mine"]

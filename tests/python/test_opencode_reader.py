@@ -236,3 +236,14 @@ def test_a_compaction_the_plugin_missed_is_recovered_after_it_with_opencodes_sum
     assert kept == "## Objective\n- Deploy the service"
     found = precompact(project.path, "recall", "blue-green")
     assert "blue-green script" in found.stdout
+
+
+@pytest.mark.parametrize(("where", "listed"), [("proj/src", True), ("proj/../other", False), ("relative", False)])
+def test_a_session_whose_directory_climbs_out_of_the_project_through_dotdot_is_another_projects(
+    tmp_path, where, listed
+):
+    directory = "proj" if where == "relative" else str(tmp_path / where)
+    path = database(
+        tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))], directory
+    )
+    assert opencode.sessions_in(tmp_path / "proj", path) == ([SESSION] if listed else [])

@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import session_file
-from precompact.transcript import claude_code
+from precompact.transcript import claude_code, conversation
 
 AGENT = "codex"
 # The text Codex puts in user messages that no user typed.
@@ -203,6 +203,6 @@ def sessions_in(root: Path, codex_home: Path) -> list[Path]:
             continue
         payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        if isinstance(cwd, str) and Path(cwd).is_relative_to(root):
+        if conversation.ran_within(cwd, root):
             found.append(rollout)
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))

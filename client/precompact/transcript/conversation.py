@@ -104,6 +104,15 @@ def is_message(entry) -> bool:
     return entry.get("type") == "assistant" or bool(user_text(entry))
 
 
+def ran_within(directory: object, root: Path) -> bool:
+    """Whether `directory` (where an agent's session says it ran: outside input) is `root` or
+    below it. Only an absolute path counts, and its `..` parts are resolved first, so
+    `root/../other` is another project, not this one. The one rule every agent's listing uses."""
+    if not isinstance(directory, str) or not os.path.isabs(directory):
+        return False
+    return Path(os.path.normpath(directory)).is_relative_to(root)
+
+
 def said_mark(entry: dict) -> str | None:
     """What identifies an entry that was said (Claude Code gives each line a `uuid`)."""
     mark = entry.get("uuid")

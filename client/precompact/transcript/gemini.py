@@ -29,7 +29,7 @@ import orjson
 
 from precompact.boundary import session_file
 from precompact.config.gemini_compression import SNAPSHOT_OPEN
-from precompact.transcript import claude_code
+from precompact.transcript import claude_code, conversation
 
 AGENT = "gemini"
 _OWN_PREFIXES = ("<session_context>", "<hook_context>")
@@ -257,7 +257,7 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
             not isinstance(slug, str)
             or "/" in slug
             or slug in ("", ".", "..")
-            or not Path(directory).is_relative_to(root)
+            or not conversation.ran_within(directory, root)
         ):
             continue
         chats = home / ".gemini" / "tmp" / slug / "chats"

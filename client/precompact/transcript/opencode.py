@@ -33,7 +33,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.transcript import claude_code
+from precompact.transcript import claude_code, conversation
 
 AGENT = "opencode"
 DATABASE = Path("opencode") / "opencode.db"
@@ -89,11 +89,7 @@ def sessions_in(root: Path, path: Path) -> list[str]:
     try:
         with _opened(path) as db:
             rows = _rows(db, "SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created, id", ())
-            return [
-                sid
-                for sid, directory in rows
-                if isinstance(sid, str) and isinstance(directory, str) and Path(directory).is_relative_to(root)
-            ]
+            return [sid for sid, directory in rows if isinstance(sid, str) and conversation.ran_within(directory, root)]
     except OSError:
         return []
 
