@@ -366,3 +366,50 @@ def test_import_archives_the_projects_codex_threads_once(tmp_path):
     index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
     assert (created["trigger"], created["agent"], created["agent_version"]) == ("import", "codex", "0.171.0")
+
+
+def test_a_rollout_whose_directory_climbs_out_of_the_project_through_dotdot_is_another_projects(tmp_path):
+    root = tmp_path / "proj"
+    day = tmp_path / "codex-home" / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    for name, cwd in (("mine", root / "src"), ("climbing", root / ".." / "other"), ("relative", Path("proj"))):
+        head = {**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(cwd)}}
+        write(day / f"rollout-2026-12-02T06-07-51-{name}.jsonl", [head, *ROLLOUT[1:]])
+    assert [p.name for p in codex.sessions_in(root, tmp_path / "codex-home")] == [
+        "rollout-2026-12-02T06-07-51-mine.jsonl"
+    ]
+
+
+def test_a_rollout_with_an_over_long_or_unparsable_first_line_fails_alone_and_the_others_are_imported(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    codex_home = tmp_path / "codex-home"
+    day = codex_home / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    mine = [{**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(project.path)}}, *ROLLOUT[1:]]
+    write(day / f"rollout-2026-12-02T06-07-51-{SESSION}.jsonl", mine)
+    huge = day / "rollout-2026-12-02T06-08-00-huge.jsonl"
+    with huge.open("wb") as f:  # sparse: past the cap in size, next to nothing on disk
+        f.truncate(codex.SESSION_META_MAX_BYTES + (1 << 20))
+    assert huge.stat().st_blocks * 512 < 1 << 20
+    (day / "rollout-2026-12-02T06-09-00-cut.jsonl").write_bytes(b'{"type": "session_meta", "payl')
+    (day / "rollout-2026-12-02T06-10-00-empty.jsonl").write_bytes(b"")
+
+    done = subprocess.run(
+        [PRECOMPACT, "import", "--agent", "codex", "--json"],
+        cwd=project.path,
+        env={**os.environ, "CODEX_HOME": str(codex_home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    sessions = json.loads(done.stdout)["sessions"]
+    assert [(s["session_id"], s["outcome"]) for s in sessions] == [
+        (SESSION, "saved"),
+        (huge.stem, "failed"),
+        ("rollout-2026-12-02T06-09-00-cut", "failed"),
+    ], "the empty rollout holds nothing yet"
+    assert "over 4 MiB" in sessions[1]["reason"] and str(huge) in sessions[1]["reason"]
+    assert "not JSON" in sessions[2]["reason"] and "cut.jsonl" in sessions[2]["reason"]
+    assert all("\n" not in s["reason"] for s in sessions[1:])

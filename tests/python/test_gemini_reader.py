@@ -99,7 +99,7 @@ def test_a_chat_file_is_read_once_per_message_with_the_compression_as_a_boundary
     assert (document.session_id, document.version, document.compressions) == (SESSION, None, 1)
     assert document.summary == "Parser half done."
     entries = [json.loads(line) for line in document.lines]
-    assert [conversation.said_mark(e) for e in said(document)] == [
+    assert [e["uuid"] for e in said(document)] == [
         "gemini:u1",
         "gemini:g1",
         "gemini:g1",
@@ -115,7 +115,7 @@ def test_a_chat_file_is_read_once_per_message_with_the_compression_as_a_boundary
         b for e in entries if e["type"] == "assistant" for b in e["message"]["content"] if b["type"] == "tool_use"
     ]
     assert call == {"type": "tool_use", "id": "r1", "name": "run_shell_command", "input": {"command": "cat nofile.txt"}}
-    heavy = next(e for e in entries if conversation.said_mark(e) == "gemini:g2")
+    heavy = next(e for e in entries if e.get("uuid") == "gemini:g2")
     assert heavy["message"]["usage"] == {"input_tokens": 900_000}, "the snapshot's token count"
     assert conversation.user_text(said(document)[-1]) == "What next?", "the brief it was given is not a request"
 
@@ -301,3 +301,60 @@ def test_a_chat_file_geminis_retention_deleted_is_written_again_from_the_savepoi
     assert written.name.endswith(f"-{new_id[:8]}.jsonl")
     text = written.read_text()
     assert "Build the parser [[run]]" in text and "cat: nofile.txt: No such file or directory" in text
+
+
+def test_a_projects_json_directory_that_climbs_out_of_the_project_through_dotdot_is_another_projects(tmp_path):
+    root = tmp_path / "proj"
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    directories = {"mine": root / "src", "climbing": root / ".." / "other", "relative": Path("proj")}
+    (home / ".gemini" / "projects.json").write_text(
+        json.dumps({"projects": {str(directory): slug for slug, directory in directories.items()}})
+    )
+    for slug in directories:
+        (home / ".gemini" / "tmp" / slug / "chats").mkdir(parents=True)
+        write(home / ".gemini" / "tmp" / slug / "chats" / f"session-2026-12-02T06-17-{slug}.jsonl", CHAT)
+    assert [p.parent.parent.name for p in gemini.sessions_in(root, home)] == ["mine"]
+
+
+def test_a_message_gemini_writes_again_under_its_id_after_an_import_is_imported_again(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "p"}}))
+    chats = home / ".gemini" / "tmp" / "p" / "chats"
+    chats.mkdir(parents=True)
+    chat = write(chats / "session-2026-12-02T06-17-p.jsonl", [HEADER, ASK, CALL])
+
+    def imported() -> list[tuple[str, str]]:
+        done = precompact(project.path, "import", "--agent", "gemini", "--json", env={"HOME": str(home)})
+        assert done.returncode == 0, done.stderr
+        return [(s["session_id"], s["outcome"]) for s in json.loads(done.stdout)["sessions"]]
+
+    assert imported() == [(SESSION, "saved")]
+    assert imported() == [(SESSION, "unchanged")]
+    with chat.open("ab") as f:  # the model's message again, under its id, with its tool call
+        f.write(json.dumps(CALLED).encode() + b"\n")
+    assert imported() == [(SESSION, "saved")], "the message grew: not 'already archived'"
+    assert imported() == [(SESSION, "unchanged")]
+
+
+def test_import_says_a_projects_json_it_cannot_read_is_unreadable_and_none_is_nothing_to_import(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    listing = home / ".gemini" / "projects.json"
+
+    def imported(*json_asked: str) -> subprocess.CompletedProcess:
+        return precompact(project.path, "import", "--agent", "gemini", *json_asked, env={"HOME": str(home)})
+
+    none = imported()
+    assert none.returncode == 0 and "0 session(s) found" in none.stdout, "no projects.json: nothing to import"
+    full = json.dumps({"projects": {str(project.path): "p"}})
+    for written in (full[: len(full) // 2], "[]", '{"projects": ["p"]}'):
+        listing.write_text(written)
+        done = imported()
+        assert done.returncode == 1, written
+        [line] = done.stderr.strip().splitlines()
+        assert str(listing) in line and "cannot be read" in line and "nothing was imported" in line
+        assert json.loads(imported("--json").stdout)["exit_code"] == 1

@@ -147,7 +147,7 @@ def test_a_missing_session_a_missing_database_and_a_file_that_is_not_one_are_ref
     with pytest.raises(opencode.Unreadable) as refused:
         opencode.read(tmp_path / "text.db", SESSION)
     assert "\n" not in str(refused.value) and "cannot be read" in str(refused.value)
-    assert opencode.sessions_in(tmp_path, tmp_path / "text.db") == []
+    assert opencode.sessions_in(tmp_path, tmp_path / "nothing.db") == [], "no database: nothing to import"
 
 
 def test_the_database_is_only_read(tmp_path):
@@ -236,3 +236,64 @@ def test_a_compaction_the_plugin_missed_is_recovered_after_it_with_opencodes_sum
     assert kept == "## Objective\n- Deploy the service"
     found = precompact(project.path, "recall", "blue-green")
     assert "blue-green script" in found.stdout
+
+
+@pytest.mark.parametrize(("where", "listed"), [("proj/src", True), ("proj/../other", False), ("relative", False)])
+def test_a_session_whose_directory_climbs_out_of_the_project_through_dotdot_is_another_projects(
+    tmp_path, where, listed
+):
+    directory = "proj" if where == "relative" else str(tmp_path / where)
+    path = database(
+        tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))], directory
+    )
+    assert opencode.sessions_in(tmp_path / "proj", path) == ([SESSION] if listed else [])
+
+
+def test_a_reply_rewritten_in_place_after_an_import_is_imported_again_whole(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    data_home = tmp_path / "data"
+    (data_home / "opencode").mkdir(parents=True)
+    streaming = json.dumps({"type": "text", "text": "Step 1: back up the datab"})
+    path = database(
+        data_home / opencode.DATABASE,
+        [("msg_1", "prt_1", json.dumps({"type": "text", "text": "Plan the migration"})), ("msg_2", "prt_2", streaming)],
+        directory=str(project.path),
+    )
+    environ = {"XDG_DATA_HOME": str(data_home)}
+
+    def imported() -> list[tuple[str, str]]:
+        done = precompact(project.path, "import", "--agent", "opencode", "--json", env=environ)
+        assert done.returncode == 0, done.stderr
+        return [(s["session_id"], s["outcome"]) for s in json.loads(done.stdout)["sessions"]]
+
+    assert imported() == [(SESSION, "saved")]
+    assert imported() == [(SESSION, "unchanged")], "nothing rewritten: nothing new"
+    whole = json.dumps({"type": "text", "text": "Step 1: back up the database. Step 2: FINALSTEP"})
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE part SET data = ? WHERE id = 'prt_2'", (whole,))
+    db.close()
+    assert imported() == [(SESSION, "saved")], "the reply grew in place: not 'already archived'"
+    assert "FINALSTEP" in precompact(project.path, "export", "--sequence", "2").stdout
+    assert imported() == [(SESSION, "unchanged")]
+
+
+@pytest.mark.parametrize("store", ["not a database", "unknown tables"])
+def test_import_says_an_unreadable_database_is_unreadable_not_that_it_holds_no_session(tmp_path, store):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    path = tmp_path / "data" / opencode.DATABASE
+    path.parent.mkdir(parents=True)
+    if store == "not a database":
+        path.write_text("not a database\n" * 100)
+    else:
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE sessions (id TEXT, directory TEXT)")
+            db.execute("INSERT INTO sessions VALUES (?, ?)", (SESSION, str(project.path)))
+        db.close()
+    environ = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    done = precompact(project.path, "import", "--agent", "opencode", env=environ)
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert str(path) in line and "cannot be read" in line and "nothing was imported" in line
+    assert "session(s) found" not in done.stdout + done.stderr
+    as_json = precompact(project.path, "import", "--agent", "opencode", "--json", env=environ)
+    assert as_json.returncode == 1 and str(path) in json.loads(as_json.stdout)["error"]

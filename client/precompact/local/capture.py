@@ -234,6 +234,7 @@ def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:
     only when the directory its session ran in (claude_code.started_in) is `cwd` or below it. One
     that names none is not listed: nothing says it is this project's (Claude Code writes a `cwd`
     on every message, so a file without one holds no conversation)."""
+    from precompact.transcript import conversation
     from precompact.transcript.claude_code import project_folder, started_in
 
     folder = (home or Path.home()) / ".claude" / "projects" / project_folder(str(cwd))
@@ -241,13 +242,5 @@ def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:
         found = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file() and not p.is_symlink()]
     except OSError:
         return []
-    found = [p for p in found if _within(started_in(p), cwd)]
+    found = [p for p in found if conversation.ran_within(started_in(p), cwd)]
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
-
-
-def _within(directory: str | None, root: Path) -> bool:
-    """Whether `directory` (an absolute path, as a transcript names it) is `root` or below it;
-    its `..` parts are resolved first, so `root/../other` is not."""
-    if directory is None or not os.path.isabs(directory):
-        return False
-    return Path(os.path.normpath(directory)).is_relative_to(root)

@@ -25,7 +25,7 @@ from precompact.boundary import session_file
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
 from precompact.ops import compaction
-from precompact.transcript import agents, conversation
+from precompact.transcript import agents, codex, conversation
 
 SAVED, UNCHANGED, EMPTY, FAILED = "saved", "unchanged", "empty", "failed"
 OUTCOMES = (SAVED, UNCHANGED, EMPTY, FAILED)
@@ -76,7 +76,9 @@ def run(
         found = capture.transcripts(loaded.root, home) if claude else agents.session_files(agent, loaded.root, home)
     done = []
     for number, transcript in enumerate(found, 1):
-        if claude:
+        if isinstance(transcript, codex.Unlisted):
+            result = Imported(transcript.rollout.stem, transcript.rollout, 0, FAILED, reason=transcript.reason)
+        elif claude:
             result = _one(loaded, transcript)
         elif agent == agents.OPENCODE:
             result = _one_of(loaded, agent, *transcript)

@@ -223,9 +223,10 @@ def _append(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def session_files(agent: str, root: Path, home: Path | None = None) -> list[Path]:
+def session_files(agent: str, root: Path, home: Path | None = None) -> list:
     """The session files of `agent` (Codex CLI or Gemini CLI) for sessions run in `root` or
-    below it, oldest first: what `precompact import --agent` archives."""
+    below it, oldest first: what `precompact import --agent` archives (for Codex, with the
+    rollouts whose first line could not be read, as codex.Unlisted)."""
     home = home or Path.home()
     if agent == CODEX:
         from precompact.transcript import codex

@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import session_file
-from precompact.transcript import claude_code
+from precompact.transcript import claude_code, conversation
 
 AGENT = "codex"
 # The text Codex puts in user messages that no user typed.
@@ -189,20 +189,57 @@ def _text(value) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def sessions_in(root: Path, codex_home: Path) -> list[Path]:
+# A rollout's first line is its `session_meta`: the thread's id, directory, git state and base
+# instructions (Codex's system prompt: tens of KB). 4 MiB is a hundred times that; a longer first
+# line is not one Codex wrote, and reading it whole would ask for the file's size in memory.
+SESSION_META_MAX_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Unlisted:
+    """A rollout whose first line could not be read, so whether it is a thread of this project
+    is not known: import reports it as failed, naming the file, rather than leave it out."""
+
+    rollout: Path
+    reason: str
+
+
+def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
     """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where),
-    oldest first."""
-    found = []
+    oldest first, and those whose `session_meta` could not be read (an empty rollout, which
+    Codex has just made, holds nothing yet and is not listed)."""
+    found: list[Path | Unlisted] = []
     for rollout in (codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"):
         try:
             if rollout.is_symlink() or not rollout.is_file():
                 continue
             with session_file.open_read(rollout) as f:
-                first = orjson.loads(f.readline())
-        except (OSError, orjson.JSONDecodeError):
+                head = f.readline(SESSION_META_MAX_BYTES + 1)
+        except OSError as e:
+            found.append(Unlisted(rollout, f"{rollout} cannot be read: {e.strerror or e}"))
+            continue
+        if not head:
+            continue
+        if len(head) > SESSION_META_MAX_BYTES:
+            why = f"its first line is over {SESSION_META_MAX_BYTES >> 20} MiB, which no Codex session_meta is"
+            found.append(Unlisted(rollout, f"{rollout}: {why}; move it out of {codex_home / 'sessions'}"))
+            continue
+        try:
+            first = orjson.loads(head)
+        except orjson.JSONDecodeError:
+            why = "its first line is not JSON (cut short, or not written by Codex)"
+            found.append(Unlisted(rollout, f"{rollout}: {why}; move it out of {codex_home / 'sessions'}"))
             continue
         payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        if isinstance(cwd, str) and Path(cwd).is_relative_to(root):
+        if conversation.ran_within(cwd, root):
             found.append(rollout)
-    return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+    return sorted(found, key=_age)
+
+
+def _age(listed: Path | Unlisted) -> tuple[int, str]:
+    path = listed.rollout if isinstance(listed, Unlisted) else listed
+    try:
+        return path.stat().st_mtime_ns, path.name
+    except OSError:  # gone since it was listed: its turn comes first, and its reading fails
+        return 0, path.name

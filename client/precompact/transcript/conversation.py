@@ -104,10 +104,27 @@ def is_message(entry) -> bool:
     return entry.get("type") == "assistant" or bool(user_text(entry))
 
 
+def ran_within(directory: object, root: Path) -> bool:
+    """Whether `directory` (where an agent's session says it ran: outside input) is `root` or
+    below it. Only an absolute path counts, and its `..` parts are resolved first, so
+    `root/../other` is another project, not this one. The one rule every agent's listing uses."""
+    if not isinstance(directory, str) or not os.path.isabs(directory):
+        return False
+    return Path(os.path.normpath(directory)).is_relative_to(root)
+
+
 def said_mark(entry: dict) -> str | None:
-    """What identifies an entry that was said (Claude Code gives each line a `uuid`)."""
+    """What identifies an entry that was said, as it is now: Claude Code gives each line a
+    `uuid` and never rewrites a line; the readers of agents that rewrite what was said under the
+    same id (OpenCode's parts, Gemini's messages) give its entry the `revision` of its content
+    too, so a reply that was still streaming when a savepoint was made is new once it grew.
+    A savepoint made before revisions were marked holds the bare id: the session's next import
+    or compaction saves it once more, whole."""
     mark = entry.get("uuid")
-    return mark if isinstance(mark, str) and mark else None
+    if not isinstance(mark, str) or not mark:
+        return None
+    revision = entry.get("revision")
+    return f"{mark}@{revision}" if isinstance(revision, str) and revision else mark
 
 
 def last_said(path: Path, limit: int = TAIL_LIMIT_BYTES) -> str | None:

@@ -12,7 +12,8 @@ recent messages]`; the lines before stay).
 Each message record becomes one entry, shaped as Claude Code's transcript (user text, tool
 results from `functionResponse` parts, the model's text, thoughts and tool calls as
 text / thinking / tool_use blocks, `tokens.input` as the usage); its `uuid` is the message id, so
-a message written twice is the same mark, and `message.id` makes the snapshot count it once. A
+`message.id` makes the snapshot count a message written twice once, and its `revision` a hash of
+the message, so the second writing is a new mark (conversation.said_mark). A
 `$set.messages` adds an entry for each message it holds that no record did before, after a
 `compact_boundary` entry when one of them is a new `<state_snapshot>` (the compression; that
 message is the compaction summary, the ack Gemini's own). Every entry keeps the record it came
@@ -21,6 +22,7 @@ from as `agent_record`; a `$set.messages` keeps only the ids of messages already
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,8 @@ import orjson
 
 from precompact.boundary import session_file
 from precompact.config.gemini_compression import SNAPSHOT_OPEN
-from precompact.transcript import claude_code
+from precompact.errors import PrecompactError
+from precompact.transcript import claude_code, conversation
 
 AGENT = "gemini"
 _OWN_PREFIXES = ("<session_context>", "<hook_context>")
@@ -154,6 +157,8 @@ def message_entry(message: dict, record: dict) -> dict:
     mark = message.get("id")
     base = {
         "uuid": f"gemini:{mark}" if isinstance(mark, str) else None,
+        # A message written again under its id (its tool calls run) is new conversation.
+        "revision": hashlib.sha256(orjson.dumps(message)).hexdigest()[:16],
         "timestamp": message.get("timestamp"),
         "agent_record": record,
     }
@@ -243,23 +248,38 @@ def _text(message: dict) -> str:
 
 def sessions_in(root: Path, home: Path) -> list[Path]:
     """The chat files of sessions Gemini CLI ran in `root` or below it (~/.gemini/projects.json
-    names each directory's folder under ~/.gemini/tmp/), oldest first."""
+    names each directory's folder under ~/.gemini/tmp/), oldest first; none when Gemini keeps no
+    projects.json, a PrecompactError naming it when it cannot be read as Gemini writes it (which
+    sessions are this project's is then not known)."""
+    listing = home / ".gemini" / "projects.json"
     try:
-        with session_file.open_read(home / ".gemini" / "projects.json") as f:
-            projects = orjson.loads(f.read()).get("projects")
-    except (OSError, orjson.JSONDecodeError, AttributeError):
+        with session_file.open_read(listing) as f:
+            read = orjson.loads(f.read())
+    except FileNotFoundError:
         return []
+    except OSError as e:
+        raise _unreadable(listing, e.strerror or str(e)) from None
+    except orjson.JSONDecodeError:
+        raise _unreadable(listing, "not JSON: cut short, or being written") from None
+    projects = read.get("projects") if isinstance(read, dict) else None
     if not isinstance(projects, dict):
-        return []
+        raise _unreadable(listing, 'no "projects" object in it')
     found = []
     for directory, slug in projects.items():
         if (
             not isinstance(slug, str)
             or "/" in slug
             or slug in ("", ".", "..")
-            or not Path(directory).is_relative_to(root)
+            or not conversation.ran_within(directory, root)
         ):
             continue
         chats = home / ".gemini" / "tmp" / slug / "chats"
         found += [p for p in chats.glob("session-*.jsonl") if p.is_file() and not p.is_symlink()]
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def _unreadable(listing: Path, why: str) -> PrecompactError:
+    return PrecompactError(
+        f"Gemini CLI's {listing} cannot be read ({why}), so nothing was imported; "
+        "run `precompact import --agent gemini` again once Gemini CLI has written it whole"
+    )

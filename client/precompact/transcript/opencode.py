@@ -18,12 +18,14 @@ part as a `tool_use` entry and, once it ran, a `tool_result` entry; a `compactio
 text flagged `isCompactSummary`, synthetic text `isMeta`), the rest as entries of type
 `opencode.<part type>` that say nothing. Every entry keeps its message's and part's JSON as
 `agent_record`, so `resurrect --uncompact` can write the session back for `opencode import`.
-OpenCode rewrites parts in place (a tool part goes from pending to completed), so the document is
-read whole each time.
+OpenCode rewrites parts in place (a tool part goes from pending to completed, a reply's text grows
+as it streams), so the document is read whole each time, and each entry carries the `revision` of
+its part's JSON: a part rewritten is new conversation (conversation.said_mark).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -33,7 +35,8 @@ from pathlib import Path
 
 import orjson
 
-from precompact.transcript import claude_code
+from precompact.errors import PrecompactError
+from precompact.transcript import claude_code, conversation
 
 AGENT = "opencode"
 DATABASE = Path("opencode") / "opencode.db"
@@ -84,18 +87,21 @@ def read(path: Path, session_id: str) -> Document:
 
 
 def sessions_in(root: Path, path: Path) -> list[str]:
-    """The ids of the sessions OpenCode ran in `root` or below it, oldest first (none when the
-    database is not there or cannot be read)."""
+    """The ids of the sessions OpenCode ran in `root` or below it, oldest first; none when the
+    database is not there, a PrecompactError naming it when it cannot be read as OpenCode's
+    (which sessions are this project's is then not known)."""
     try:
         with _opened(path) as db:
             rows = _rows(db, "SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created, id", ())
-            return [
-                sid
-                for sid, directory in rows
-                if isinstance(sid, str) and isinstance(directory, str) and Path(directory).is_relative_to(root)
-            ]
-    except OSError:
+            return [sid for sid, directory in rows if isinstance(sid, str) and conversation.ran_within(directory, root)]
+    except FileNotFoundError:
         return []
+    except OSError as e:
+        named = str(e) if str(path) in str(e) else f"{e} ({path})"
+        raise PrecompactError(
+            f"{named}, so nothing was imported; run `precompact import --agent opencode` again once OpenCode "
+            "has finished writing it, or with an OpenCode whose database docs/agents.md describes"
+        ) from None
 
 
 def compactions(path: Path, session_id: str) -> int:
@@ -211,7 +217,9 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
     ):
         message = messages.get(message_id, {})
         part = _object(data) or {"type": "unreadable", "bytes": size}
+        revision = _revision(data, size)
         for entry in entries_of(message, part, session_id, message_id, part_id, directory):
+            entry["revision"] = revision
             if entry.get("subtype") == "compact_boundary":
                 count += 1
             if entry.get("isCompactSummary"):
@@ -288,6 +296,15 @@ def _tool(part: dict, base: dict) -> list[dict]:
         result = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": failed}
         entries.append({**base, "type": "user", "message": _said("user", [result]), "uuid": f"{base['uuid']}:result"})
     return entries
+
+
+def _revision(data: object, size: object) -> str:
+    """What tells one state of a part from another (conversation.said_mark): OpenCode rewrites a
+    part in place as its text streams in and its tool runs, under the same id."""
+    content = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if not isinstance(content, bytes):
+        content = f"over the size read: {size}".encode()
+    return hashlib.sha256(content).hexdigest()[:16]
 
 
 def _parsed(data: object) -> object:
