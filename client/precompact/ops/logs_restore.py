@@ -326,7 +326,7 @@ def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log
         raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
     if isinstance(copy, gitstore.Oversized):
         raise RestoreError(
-            f"branch {target.branch}'s index copy at {tip[:12]} is {copy.measure}: not read; nothing restored (`precompact restore --at COMMIT` reads an earlier commit of it)"
+            f"branch {target.branch}'s index copy at {tip[:12]} is {copy.measure}: not read; nothing restored"
         )
     if isinstance(copy, gitstore.GitStoreError):
         raise RestoreError(f"branch {target.branch} at {tip[:12]} holds no {name}: not a precompact savepoint branch")

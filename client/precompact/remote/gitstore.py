@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import math
 import os
 import random
 import re
@@ -131,7 +132,8 @@ class Oversized(GitStoreError):
 
 
 def _megabytes(size: int) -> str:
-    return f"{size / (1 << 20):.1f}".removesuffix(".0")
+    """`size` in MB to a tenth, rounded up: a file a byte over its bound reads as over it."""
+    return f"{math.ceil(size * 10 / (1 << 20)) / 10:.1f}".removesuffix(".0")
 
 
 class Sealed(Unopened):
