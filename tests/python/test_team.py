@@ -884,6 +884,10 @@ def test_a_teammates_index_copy_over_what_precompact_writes_is_a_verdict_for_sta
         lambda work: (work / "logs" / "precompact-savepoint.jsonl").write_bytes(oversized),
     )
     tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    # A tag pointed into her branch's history (its message could be any size) is not fetched.
+    work = tmp_path / f"rewrite-{alice.branch.rpartition('-')[2]}"
+    run_git(work, "-c", "user.name=m", "-c", "user.email=m@x", "tag", "-a", "-m", "x" * 100_000, "planted", tip)
+    run_git(work, "push", "-q", "origin", "planted")
 
     listed = bob.run("status", "--remote", "--signer", _signing_key(alice))
     assert listed.returncode == 1, listed.stdout + listed.stderr
@@ -898,3 +902,4 @@ def test_a_teammates_index_copy_over_what_precompact_writes_is_a_verdict_for_sta
     assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
     said = f"Error: branch {alice.branch}'s index copy at {tip[:12]} is 64.1 MB, over the 64 MB precompact writes: not read; nothing restored"
     assert refused.stderr.splitlines() == [said], refused.stderr
+    assert bob.git("for-each-ref", "refs/tags") == "", "no fetch brings a tag"

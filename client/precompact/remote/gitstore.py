@@ -103,6 +103,10 @@ CHUNK_LIMIT = 128 << 20
 SNAPSHOT_LIMIT = 256 << 20
 # The naming key encrypted to every recipient: a 1 KB file plus a stanza of under 1 KB each.
 NAMING_KEY_BLOB_LIMIT = 1 << 20
+# Every fetch names the refs it brings (precompact's branches only) and no tag: git's
+# auto-following would also bring any tag a pusher points into those histories. git itself has
+# no bound on what one fetch brings (docs/security.md); what is read of it is bounded above.
+_FETCH_OPTIONS = ("--quiet", "--no-write-fetch-head", "--no-tags")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Ciphertext does not compress: git's zlib over it (loose objects, then the pack a push sends)
 # would cost more than the encryption itself.
@@ -283,7 +287,7 @@ def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> Non
             str(common),
             f"copying the savepoint branches of {target.repository}",
             *(f"+{prefix}*:{_STAGED}{kind}/{base}*" for kind, prefix in prefixes.items()),
-            options=("--quiet", "--no-write-fetch-head", "--no-tags"),
+            options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
             raise GitStoreError(
@@ -939,7 +943,7 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
         url,
         f"fetching {target.branch} from {target.remote}",
         f"+{ref}:{fetched}",
-        options=("--quiet", "--no-write-fetch-head"),
+        options=_FETCH_OPTIONS,
     )
     if done.returncode != 0:
         raise GitStoreError(
@@ -1003,7 +1007,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
         remote_url(target),
         f"fetching the savepoint branches from {target.remote}",
         *(f"+refs/heads/{branch}:refs/precompact/team/{branch}" for branch in wanted),
-        options=("--quiet", "--no-write-fetch-head"),
+        options=_FETCH_OPTIONS,
     )
     if done.returncode != 0:
         raise GitStoreError(
@@ -1614,7 +1618,7 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
             url,
             "fetching from the remote",
             *(f"+{name}:{ref}" for name, ref in unknown.items()),
-            options=("--quiet", "--no-write-fetch-head"),
+            options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
             raise GitStoreError(f"fetching from the remote failed: {refusal(done.stderr, done.returncode)}")
