@@ -103,6 +103,10 @@ CHUNK_LIMIT = 128 << 20
 SNAPSHOT_LIMIT = 256 << 20
 # The naming key encrypted to every recipient: a 1 KB file plus a stanza of under 1 KB each.
 NAMING_KEY_BLOB_LIMIT = 1 << 20
+# Each savepoint's snapshot is added by one commit, and its line in the index is over 512 bytes
+# (the SAVEPOINT_CREATED line alone is about 850): a history with more commits adding snapshots
+# than an index copy within its bound could list is not precompact's, and is read no further.
+SNAPSHOT_COMMITS_LIMIT = INDEX_COPY_LIMIT // 512
 # Every fetch names the refs it brings (precompact's branches only) and no tag: git's
 # auto-following would also bring any tag a pusher points into those histories. git itself has
 # no bound on what one fetch brings (docs/security.md); what is read of it is bounded above.
@@ -1520,8 +1524,18 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
 
 def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
     """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
-    added it, clear or encrypted, from one `git log`."""
-    listing = repo.git.log("--diff-filter=A", "--format=%x00%H", "--name-only", "-z", tip, "--", SAVES_PREFIX)
+    added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
+    adding one (newest first: a snapshot beyond them is read at the tip, as one added by none)."""
+    listing = repo.git.log(
+        "--diff-filter=A",
+        f"--max-count={SNAPSHOT_COMMITS_LIMIT}",
+        "--format=%x00%H",
+        "--name-only",
+        "-z",
+        tip,
+        "--",
+        SAVES_PREFIX,
+    )
     added: dict[str, str] = {}
     commit = None
     for field in listing.split("\0"):
