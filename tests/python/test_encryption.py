@@ -380,6 +380,14 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     assert digest not in "".join(tree(project.path, commit)), "the plaintext hash names nothing on the branch"
     with pytest.raises(gitstore.Sealed, match="no age identity"):
         gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
+    # A naming key over what precompact writes of one is not read: the chunk it would name says so.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gitstore, "NAMING_KEY_BLOB_LIMIT", 1)
+        with pytest.raises(
+            gitstore.Oversized,
+            match=r"precompact-chunk-names\.key\.age at commit \w+ is .* MB, over the .* MB precompact writes: not read",
+        ):
+            gitstore.file_at(repo, commit, name, remote_crypto.Keys.of(loaded))
 
     # Another machine (no naming key in its logs/) makes a key of its own, never the one the
     # branch carries (#48: anyone can encrypt a key to the user's recipient): the chunk gets a
