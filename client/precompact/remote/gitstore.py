@@ -693,12 +693,13 @@ def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
         raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
 
 
-def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened:
+def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened | Oversized:
     """The plaintext of chunk `ref` at `commit` (unchecked): None when either is absent, the
-    Unopened error when it is encrypted and cannot be read here."""
+    Unopened error when it is encrypted and cannot be read here, the Oversized one when it is
+    over what precompact writes (not read)."""
     try:
         return file_at(repo, commit, _chunk_path(ref.sha256), keys)
-    except Unopened as e:
+    except (Unopened, Oversized) as e:
         return e
     except GitStoreError:
         return None
