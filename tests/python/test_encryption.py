@@ -19,9 +19,10 @@ import pytest
 
 from precompact.config import settings as configuration
 from precompact.edges.cli import EXIT_NOT_VERIFIED
-from precompact.local import savepoint_log
+from precompact.local import chunks, savepoint_log
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
+from precompact.verifier import verdicts
 from support import commands, fault_trials
 from support.commands import run_git
 from support.projects import Project, new_project, savepoint_branch, store, trust
@@ -380,6 +381,25 @@ def test_chunks_are_named_on_the_remote_by_a_keyed_hash(tmp_path):
     assert digest not in "".join(tree(project.path, commit)), "the plaintext hash names nothing on the branch"
     with pytest.raises(gitstore.Sealed, match="no age identity"):
         gitstore.file_at(repo, commit, name, remote_crypto.Keys(loaded.recipients, tmp_path / "none"))
+    # A naming key over what precompact writes of one is not read: the chunk it would name says so.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gitstore, "NAMING_KEY_BLOB_LIMIT", 1)
+        with pytest.raises(
+            gitstore.Oversized,
+            match=r"precompact-chunk-names\.key\.age at commit \w+ is .* MB, over the .* MB precompact writes: not read",
+        ):
+            gitstore.file_at(repo, commit, name, remote_crypto.Keys.of(loaded))
+    # A chunk over what precompact writes of one is not read: verify fails it, saying its size.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gitstore, "CHUNK_LIMIT", 1)
+        over = gitstore.chunk_at(
+            repo, commit, chunks.Ref(sha256=digest, size=len(content)), remote_crypto.Keys.of(loaded)
+        )
+        assert isinstance(over, gitstore.Oversized) and str(over).startswith(
+            f"chunk {digest} at commit {commit[:12]} is "
+        )
+        verdict = verdicts.chunk_in_git(chunks.Ref(sha256=digest, size=len(content)), commit, over)
+        assert verdict is not None and (verdict.status, verdict.detail) == (verdicts.FAILED, str(over))
 
     # Another machine (no naming key in its logs/) makes a key of its own, never the one the
     # branch carries (#48: anyone can encrypt a key to the user's recipient): the chunk gets a

@@ -172,6 +172,51 @@ def test_blob_ids_of_many_commits_and_paths_in_one_question(workspace):
     assert gitstore.blob_ids_at(repo, []) == []
 
 
+def test_a_branch_file_over_its_kinds_bound_is_never_read_and_says_its_size(workspace, monkeypatch):
+    """docs/security.md: each kind of branch file has its bound, checked against the size git
+    states before any byte is read; over it, the file is an Oversized error in its place (the
+    others still read), and its blob is never asked of `cat-file --batch`."""
+    project, _ = workspace
+    repo = gitstore.open_repository(target(project))
+    first = savepoint(project)
+    assert synced(repo, target(project), project / "logs") == []
+    [commit] = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
+    name, index = first.event["snapshot_file"], f"logs/{savepoint_log.INDEX_NAME}"
+    [(blob, size), _] = gitstore.blobs_at(repo, [(commit, name), (commit, index)])
+    assert size == len((project / name).read_bytes())
+    asked: list[str] = []
+    reading = gitstore._blobs
+    monkeypatch.setattr(gitstore, "_blobs", lambda repo, ids: (asked.extend(ids), reading(repo, ids))[1])
+    monkeypatch.setattr(gitstore, "SNAPSHOT_LIMIT", size - 1)
+    over, read = gitstore.files_at(repo, [(commit, name), (commit, index)])
+    assert isinstance(over, gitstore.Oversized) and isinstance(read, bytes)
+    shown = f"{name.removeprefix('logs/')} at commit {commit[:12]}"
+    assert str(over) == f"snapshot {shown} is {over.measure}: not read", over
+    assert over.measure.endswith(f"MB, over the {gitstore._megabytes(size - 1)} MB precompact writes")
+    assert blob not in asked
+    monkeypatch.setattr(gitstore, "SNAPSHOT_LIMIT", size)
+    assert gitstore.file_at(repo, commit, name) == (project / name).read_bytes()
+    assert gitstore.read_limit(f"{gitstore.CHUNKS_DIR}{'a' * 64}") == (f"chunk {'a' * 64}", gitstore.CHUNK_LIMIT)
+    assert gitstore.read_limit(index) == ("its index copy", gitstore.INDEX_COPY_LIMIT)
+    assert gitstore.read_limit("logs/anything-else")[1] == gitstore.NAMING_KEY_BLOB_LIMIT
+
+
+def test_the_commits_adding_snapshots_are_read_newest_first_up_to_their_bound(workspace, monkeypatch):
+    """A history with more commits adding snapshots than an index copy could list is read no
+    further than that many, the newest first (the bound cut to 1 here)."""
+    project, _ = workspace
+    repo = gitstore.open_repository(target(project))
+    first, second = savepoint(project), savepoint(project)
+    assert synced(repo, target(project), project / "logs") == []
+    c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
+    tip = store_git(project, "rev-parse", f"refs/heads/{BRANCH}").strip()
+    names = (first.event["snapshot_file"], second.event["snapshot_file"])
+    assert gitstore.commits_adding_snapshots(repo, tip) == {names[0]: c1, names[1]: c2}
+    assert gitstore.SNAPSHOT_COMMITS_LIMIT == 131_072  # the figure docs/security.md states
+    monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 1)
+    assert gitstore.commits_adding_snapshots(repo, tip) == {names[1]: c2}
+
+
 def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_one_line_then_removed_when_stale(workspace):
     # A flush killed mid-fetch (its git child with it) leaves refs/remotes/…/<branch>.lock in
     # precompact's git directory; the next fetch (verify's, flush's) said a GitCommandError traceback.

@@ -344,6 +344,68 @@ def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp
     assert not any(project.logs.rglob("*.json*")), "a refused restore writes nothing"
 
 
+def _oversized_index() -> bytes:
+    """An index copy one byte over what precompact writes (git stores its repeated bytes cheaply)."""
+    from precompact.remote import gitstore
+
+    return b"{}\n" * (gitstore.INDEX_COPY_LIMIT // 3) + b"\n" * (gitstore.INDEX_COPY_LIMIT % 3 + 1)
+
+
+def _remote_tip(project: Project) -> str:
+    return run_git(project.remote, "rev-parse", f"refs/heads/{project.branch}").strip()
+
+
+def test_an_index_copy_over_what_precompact_writes_at_the_tip_is_not_read_and_restore_says_so(project, tmp_path):
+    """docs/security.md: whoever can push puts a 64 MB + 1 byte index copy at the tip; restore
+    reads none of it (git states its size first) and says so in one line, exit 1, nothing written."""
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _oversized_index()})
+    clone, env = _second_machine(project, tmp_path)
+    refused = precompact(clone, "restore", env=env)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    said = f"Error: branch {project.branch}'s index copy at {_remote_tip(project)[:12]} is 64.1 MB, over the 64 MB precompact writes: not read; nothing restored"
+    assert refused.stderr.splitlines() == [said], refused.stderr
+    assert not (clone / "logs" / "precompact-savepoint.jsonl").exists()
+
+
+def test_restores_walk_back_skips_an_index_copy_over_what_precompact_writes_and_names_it(project, tmp_path):
+    """An oversized index copy pushed, then another key's index on top: restore's walk back
+    through the history leaves the oversized copy unread, names its commit, and restores the
+    user's own savepoints from before it, verified."""
+    from solders.keypair import Keypair
+
+    from precompact.local import savepoint_log
+    from precompact.verifier import signed
+
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _oversized_index()})
+    oversized = _remote_tip(project)
+    foreign = Keypair()
+    signer = signed.Signer(bytes(foreign)[:32], str(foreign.pubkey()))
+    read = savepoint_log.parse((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True))
+    lines = [json.dumps(e) for e in read.events if e["event"] == "SAVEPOINT_CREATED"]
+    for savepoint in read.savepoints:
+        line = signer.sign(savepoint)
+        lines.append(
+            json.dumps(
+                {
+                    "event": "SAVEPOINT_SIGNED",
+                    "instance": savepoint.instance,
+                    "sequence": savepoint.sequence,
+                    "signer": line.signer,
+                    "line_signature": line.signature,
+                }
+            )
+        )
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": ("\n".join(lines) + "\n").encode()})
+    clone, env = _second_machine(project, tmp_path)
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert document["walked"].startswith("restored instead from commit"), document
+    skipped = f"; not read, over the size precompact writes: the index copy at {oversized[:12]} (64.1 MB, over the 64 MB precompact writes)"
+    assert document["walked"].endswith(skipped), document["walked"]
+
+
 def test_with_the_chain_on_layer_3_takes_up_a_restored_logs_and_goes_on(tmp_path, localnet):
     """Three savepoints anchored; logs/ lost and restored: the next flush confirms them from the
     record (the walk back through their bytes), posts nothing twice, and the next savepoint

@@ -863,3 +863,43 @@ def test_restore_reads_the_history_back_a_bounded_walk_at_a_time_and_at_names_wh
     assert seen and done.exit_code == 0 and f"at {seen[-1]}" in done.output, done.output
     verified = json.loads(invoke("resurrect", "--sequence", "2", "--json").output)
     assert verified["checks"]["integrity"]["status"] == "verified", verified
+
+
+def test_a_teammates_index_copy_over_what_precompact_writes_is_a_verdict_for_status_remote_and_recall_from(
+    tmp_path,
+):
+    """docs/security.md: whoever can push puts a 64 MB + 1 byte index copy on alice's branch;
+    bob's `status --remote` fails her branch in one line and `recall --from alice` refuses it,
+    exit 1 both, neither reading it (git states its size first)."""
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for who in (alice, bob):
+        assert who.save().returncode == SAVED
+    oversized = b"{}\n" * (gitstore.INDEX_COPY_LIMIT // 3) + b"\n" * (gitstore.INDEX_COPY_LIMIT % 3 + 1)
+    _rewritten(
+        tmp_path,
+        remote,
+        alice.branch,
+        lambda work: (work / "logs" / "precompact-savepoint.jsonl").write_bytes(oversized),
+    )
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    # A tag pointed into her branch's history (its message could be any size) is not fetched.
+    work = tmp_path / f"rewrite-{alice.branch.rpartition('-')[2]}"
+    run_git(work, "-c", "user.name=m", "-c", "user.email=m@x", "tag", "-a", "-m", "x" * 100_000, "planted", tip)
+    run_git(work, "push", "-q", "origin", "planted")
+
+    listed = bob.run("status", "--remote", "--signer", _signing_key(alice))
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    lines = listed.stdout.splitlines()
+    at = lines.index(
+        f"✗ (an instance whose index is not for you): branch {alice.branch}, last savepoint -, commit {tip[:10]}"
+    )
+    assert lines[at + 1] == "    FAILED: its index copy is 64.1 MB, over the 64 MB precompact writes: not read", lines
+    assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+
+    refused = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(alice))
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    said = f"Error: branch {alice.branch}'s index copy at {tip[:12]} is 64.1 MB, over the 64 MB precompact writes: not read; nothing restored"
+    assert refused.stderr.splitlines() == [said], refused.stderr
+    assert bob.git("for-each-ref", "refs/tags") == "", "no fetch brings a tag"

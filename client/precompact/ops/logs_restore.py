@@ -165,7 +165,11 @@ def _own_index(
     commits = gitstore.commits_changing(repo, start, name, WALK + 1)
     read, beyond = commits[:WALK], commits[WALK:]
     best: tuple[int, str] | None = None
+    oversized: list[str] = []
     for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
+        if isinstance(copy, gitstore.Oversized):
+            oversized.append(f"{commit[:12]} ({copy.measure})")
+            continue
         if not isinstance(copy, bytes):
             continue  # encrypted to identities not here, or not there: not yours to restore
         parsed = savepoint_log.parse(copy.splitlines(keepends=True))
@@ -178,9 +182,12 @@ def _own_index(
         highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
         if best is None or highest > best[0]:
             best = (highest, commit)
+    skipped = (
+        f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
+    )
     if best is not None:
         return best[1], (
-            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top"
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}"
         )
     more = (
         f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
@@ -189,7 +196,7 @@ def _own_index(
     )
     return (
         start,
-        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}",
+        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}{skipped}",
     )
 
 
@@ -317,6 +324,10 @@ def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log
         raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored", str(copy))
     if isinstance(copy, gitstore.Unopened):
         raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
+    if isinstance(copy, gitstore.Oversized):
+        raise RestoreError(
+            f"branch {target.branch}'s index copy at {tip[:12]} is {copy.measure}: not read; nothing restored"
+        )
     if isinstance(copy, gitstore.GitStoreError):
         raise RestoreError(f"branch {target.branch} at {tip[:12]} holds no {name}: not a precompact savepoint branch")
     read = savepoint_log.parse(copy.splitlines(keepends=True))
@@ -406,7 +417,7 @@ def _checked_bytes(
             first[i], paths[i] = data, (tip, paths[i][1])
     fetched = []
     for ref, (commit, _), data in zip(missing, paths, first):
-        if isinstance(data, gitstore.Unopened):
+        if isinstance(data, (gitstore.Unopened, gitstore.Oversized)):
             raise RestoreError(f"{data}; nothing restored")
         problem = verdicts.chunk_problem(ref, data if isinstance(data, bytes) else None, f"commit {commit[:12]}")
         if problem is not None or not isinstance(data, bytes):

@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import math
 import os
 import random
 import re
@@ -86,6 +87,30 @@ NAMING_KEY_FILE_LIMIT = 1024
 CIPHERTEXT_CACHE = "precompact-ciphertexts"
 # A cache entry holds one blob id (40 or 64 hex digits).
 CACHED_BLOB_LIMIT = 128
+# The most read of each kind of branch file, from what precompact itself writes, checked against
+# the size git states (`cat-file --batch-check`) before any byte is read: whoever can push to the
+# remote writes the branch, and a planted gigabyte blob must cost a verdict, not the memory.
+# An index copy: a savepoint's lines together are under 4 KB (signed line, layer marks, lineage),
+# so 64 MB holds over 16,000 savepoints, years of compactions.
+INDEX_COPY_LIMIT = 64 << 20
+# A chunk is cut after the transcript block that brings it to chunks.TARGET_BYTES (1 MB), and a
+# transcript line is at most 16 MB (claude_code.MAX_LINE_BYTES); the chunk of loaded files'
+# contents holds heads of at most 256 KB each (a few hundred of them fit). Encryption adds under 1%.
+CHUNK_LIMIT = 128 << 20
+# A snapshot of format 2 lists its chunks and holds no history (a few MB at most: the session
+# state is capped at 1 MB); one of format 1 (older versions) holds the whole redacted history of a
+# session, which stays under this.
+SNAPSHOT_LIMIT = 256 << 20
+# The naming key encrypted to every recipient: a 1 KB file plus a stanza of under 1 KB each.
+NAMING_KEY_BLOB_LIMIT = 1 << 20
+# Each savepoint's snapshot is added by one commit, and its line in the index is over 512 bytes
+# (the SAVEPOINT_CREATED line alone is about 850): a history with more commits adding snapshots
+# than an index copy within its bound could list is not precompact's, and is read no further.
+SNAPSHOT_COMMITS_LIMIT = INDEX_COPY_LIMIT // 512
+# Every fetch names the refs it brings (precompact's branches only) and no tag: git's
+# auto-following would also bring any tag a pusher points into those histories. git itself has
+# no bound on what one fetch brings (docs/security.md); what is read of it is bounded above.
+_FETCH_OPTIONS = ("--quiet", "--no-write-fetch-head", "--no-tags")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Ciphertext does not compress: git's zlib over it (loose objects, then the pack a push sends)
 # would cost more than the encryption itself.
@@ -103,6 +128,20 @@ class Unopened(GitStoreError):
     def __init__(self, message: str, intact: bool):
         super().__init__(message)
         self.intact = intact
+
+
+class Oversized(GitStoreError):
+    """A file of a branch larger than precompact writes of its kind: not read (anyone who can
+    push to the remote writes the branch; git stated the size before any of it was read)."""
+
+    def __init__(self, what: str, size: int, bound: int):
+        self.measure = f"{_megabytes(size)} MB, over the {_megabytes(bound)} MB precompact writes"
+        super().__init__(f"{what} is {self.measure}: not read")
+
+
+def _megabytes(size: int) -> str:
+    """`size` in MB to a tenth, rounded up: a file a byte over its bound reads as over it."""
+    return f"{math.ceil(size * 10 / (1 << 20)) / 10:.1f}".removesuffix(".0")
 
 
 class Sealed(Unopened):
@@ -252,7 +291,7 @@ def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> Non
             str(common),
             f"copying the savepoint branches of {target.repository}",
             *(f"+{prefix}*:{_STAGED}{kind}/{base}*" for kind, prefix in prefixes.items()),
-            options=("--quiet", "--no-write-fetch-head", "--no-tags"),
+            options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
             raise GitStoreError(
@@ -533,8 +572,10 @@ def _naming_keys_at(repo: git.Repo, commits: list[str], keys: Keys) -> dict[str,
     --batch-check`; each distinct ciphertext is read once and opened once (the commits of a
     branch share one blob until the key changes), so `verify` costs no process per savepoint."""
     wanted = list(dict.fromkeys(commits))
-    blobs = blob_ids_at(repo, [(commit, sealed_path(NAMING_KEY_NAME)) for commit in wanted])
-    distinct = [blob for blob in dict.fromkeys(blobs) if blob is not None]
+    located = blobs_at(repo, [(commit, sealed_path(NAMING_KEY_NAME)) for commit in wanted])
+    blobs = [found[0] if found else None for found in located]
+    oversized = {found[0]: found[1] for found in located if found and found[1] > NAMING_KEY_BLOB_LIMIT}
+    distinct = [blob for blob in dict.fromkeys(blobs) if blob is not None and blob not in oversized]
     try:
         ciphertexts = dict(zip(distinct, list(_blobs(repo, distinct))))
     except GitStoreError as e:
@@ -545,6 +586,10 @@ def _naming_keys_at(repo: git.Repo, commits: list[str], keys: Keys) -> dict[str,
     for commit, blob in zip(wanted, blobs):
         if blob is None:
             found[commit] = None
+            continue
+        if blob in oversized:
+            where = f"{sealed_path(NAMING_KEY_NAME)} at commit {commit[:12]}"
+            found[commit] = Oversized(where, oversized[blob], NAMING_KEY_BLOB_LIMIT)
             continue
         key = opened.get(blob)
         if key is None:
@@ -648,12 +693,13 @@ def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
         raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
 
 
-def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened:
+def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened | Oversized:
     """The plaintext of chunk `ref` at `commit` (unchecked): None when either is absent, the
-    Unopened error when it is encrypted and cannot be read here."""
+    Unopened error when it is encrypted and cannot be read here, the Oversized one when it is
+    over what precompact writes (not read)."""
     try:
         return file_at(repo, commit, _chunk_path(ref.sha256), keys)
-    except Unopened as e:
+    except (Unopened, Oversized) as e:
         return e
     except GitStoreError:
         return None
@@ -902,7 +948,7 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
         url,
         f"fetching {target.branch} from {target.remote}",
         f"+{ref}:{fetched}",
-        options=("--quiet", "--no-write-fetch-head"),
+        options=_FETCH_OPTIONS,
     )
     if done.returncode != 0:
         raise GitStoreError(
@@ -966,7 +1012,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
         remote_url(target),
         f"fetching the savepoint branches from {target.remote}",
         *(f"+refs/heads/{branch}:refs/precompact/team/{branch}" for branch in wanted),
-        options=("--quiet", "--no-write-fetch-head"),
+        options=_FETCH_OPTIONS,
     )
     if done.returncode != 0:
         raise GitStoreError(
@@ -1086,23 +1132,44 @@ def object_format(repo: git.Repo) -> str:
 
 
 def blob_ids_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[str | None]:
-    """The blob id of each (commit, path), None where either is missing, from one `git cat-file
-    --batch-check` (GitPython parses every tree on the way: over a branch of N savepoints, each
-    holding all earlier snapshots, that grows as N squared)."""
+    """The blob id of each (commit, path), None where either is missing (`blobs_at`)."""
+    return [found[0] if found else None for found in blobs_at(repo, wanted)]
+
+
+def blobs_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[tuple[str, int] | None]:
+    """The blob id and size (as git states it, nothing read) of each (commit, path), None where
+    either is missing, from one `git cat-file --batch-check` (GitPython parses every tree on the
+    way: over a branch of N savepoints, each holding all earlier snapshots, that grows as N
+    squared)."""
     askable = [i for i, (commit, path) in enumerate(wanted) if "\n" not in commit + path]
-    ids: list[str | None] = [None] * len(wanted)
+    found: list[tuple[str, int] | None] = [None] * len(wanted)
     if not askable:
-        return ids
+        return found
     with tempfile.TemporaryFile() as names:
         names.write("".join(f"{wanted[i][0]}:{wanted[i][1]}\n" for i in askable).encode())
         names.seek(0)
-        answer = repo.git.cat_file("--batch-check=%(objectname) %(objecttype)", istream=names).splitlines()
+        answer = repo.git.cat_file(
+            "--batch-check=%(objectname) %(objecttype) %(objectsize)", istream=names
+        ).splitlines()
     if len(answer) != len(askable):
         raise GitStoreError(f"git cat-file gave {len(answer)} answers to {len(askable)} questions in {repo.git_dir}")
     for i, line in zip(askable, answer):
-        name, _, kind = line.rpartition(" ")
-        ids[i] = name if kind == "blob" else None
-    return ids
+        fields = line.split(" ")
+        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+            found[i] = (fields[0], int(fields[2]))
+    return found
+
+
+def read_limit(path: str) -> tuple[str, int]:
+    """What the branch file `path` (as logs/ names it) is, and the most of it precompact reads:
+    the bound of its kind (INDEX_COPY_LIMIT and the others); any other file, the smallest."""
+    if path == f"logs/{savepoint_log.INDEX_NAME}":
+        return "its index copy", INDEX_COPY_LIMIT
+    if path.startswith(CHUNKS_DIR):
+        return f"chunk {path.removeprefix(CHUNKS_DIR)}", CHUNK_LIMIT
+    if path.startswith(SAVES_PREFIX):
+        return f"snapshot {path.removeprefix('logs/')}", SNAPSHOT_LIMIT
+    return path, NAMING_KEY_BLOB_LIMIT
 
 
 def branch_commits(repo: git.Repo, branch: str) -> set[str]:
@@ -1126,23 +1193,30 @@ def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes
 def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) -> Iterator[bytes | GitStoreError]:
     """`file_at` of each (commit, path), in order, the error in place of the bytes, every blob
     read through one git process (a process per file would cost `verify` seconds)."""
-    sources = _located(repo, wanted, keys)
+    sources: list[tuple[str, str | None, int] | GitStoreError] = []
+    for (commit, path), source in zip(wanted, _located(repo, wanted, keys)):
+        what, bound = read_limit(path)
+        if isinstance(source, tuple) and source[2] > bound:
+            source = Oversized(f"{what} at commit {commit[:12]}", source[2], bound)
+        sources.append(source)
     identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
     contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
     for source in sources:
         if isinstance(source, GitStoreError):
             yield source
             continue
-        blob, where = source
+        blob, where, _ = source
         data = next(contents)
         yield data if where is None else _opened(repo, blob, data, identities, keys, where)
 
 
-def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[tuple[str, str | None] | GitStoreError]:
+def _located(
+    repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys
+) -> list[tuple[str, str | None, int] | GitStoreError]:
     """Where each (commit, logs/ file) is: the blob of its encrypted form (a chunk's under the
-    name the commit's naming key gives it) and where that is, else the blob of its clear form and
-    None; the GitStoreError when neither is there (the Unopened one when only a naming key that
-    cannot be read here could say)."""
+    name the commit's naming key gives it), where that is and its size, else the blob of its
+    clear form, None and its size; the GitStoreError when neither is there (the Unopened one when
+    only a naming key that cannot be read here could say)."""
     naming_keys = _naming_keys_at(repo, [commit for commit, path in wanted if path.startswith(CHUNKS_DIR)], keys)
     candidates = []
     for commit, path in wanted:
@@ -1151,15 +1225,16 @@ def _located(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys) -> list[
             key = naming_keys[commit]
             sealed = sealed_path(path, key) if isinstance(key, bytes) else None
         candidates.append((commit, path, sealed))
-    ids = blob_ids_at(
+    ids = blobs_at(
         repo, [pair for commit, path, sealed in candidates for pair in ((commit, sealed or path), (commit, path))]
     )
-    sources: list[tuple[str, str | None] | GitStoreError] = []
+    sources: list[tuple[str, str | None, int] | GitStoreError] = []
     for i, (commit, path, sealed) in enumerate(candidates):
-        if sealed is not None and ids[2 * i] is not None:
-            sources.append((str(ids[2 * i]), f"{sealed} at commit {commit[:12]}"))
-        elif ids[2 * i + 1] is not None:
-            sources.append((str(ids[2 * i + 1]), None))
+        encrypted, clear = ids[2 * i], ids[2 * i + 1]
+        if sealed is not None and encrypted is not None:
+            sources.append((encrypted[0], f"{sealed} at commit {commit[:12]}", encrypted[1]))
+        elif clear is not None:
+            sources.append((clear[0], None, clear[1]))
         else:
             key = naming_keys.get(commit) if path.startswith(CHUNKS_DIR) else None
             absent = GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}")
@@ -1450,8 +1525,18 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
 
 def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
     """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
-    added it, clear or encrypted, from one `git log`."""
-    listing = repo.git.log("--diff-filter=A", "--format=%x00%H", "--name-only", "-z", tip, "--", SAVES_PREFIX)
+    added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
+    adding one (newest first: a snapshot beyond them is read at the tip, as one added by none)."""
+    listing = repo.git.log(
+        "--diff-filter=A",
+        f"--max-count={SNAPSHOT_COMMITS_LIMIT}",
+        "--format=%x00%H",
+        "--name-only",
+        "-z",
+        tip,
+        "--",
+        SAVES_PREFIX,
+    )
     added: dict[str, str] = {}
     commit = None
     for field in listing.split("\0"):
@@ -1548,7 +1633,7 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
             url,
             "fetching from the remote",
             *(f"+{name}:{ref}" for name, ref in unknown.items()),
-            options=("--quiet", "--no-write-fetch-head"),
+            options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
             raise GitStoreError(f"fetching from the remote failed: {refusal(done.stderr, done.returncode)}")

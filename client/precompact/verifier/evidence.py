@@ -74,7 +74,9 @@ class GitEvidence:
         self.repo = repo
         self.target = target
         self.keys = keys
-        self._at_tip: dict[str, bytes | None | gitstore.Unopened] = {}  # chunk sha256 -> as the tip holds it
+        self._at_tip: dict[
+            str, bytes | None | gitstore.Unopened | gitstore.Oversized
+        ] = {}  # chunk sha256 -> as the tip holds it
         self._instances: dict[gitstore.Target, GitEvidence] = {}
         # (commit, chunk sha256) -> its blob at that commit, as `locate_chunks` found it
         self._chunk_blobs: dict[tuple[str, str], str | None | gitstore.Unopened] = {}
@@ -208,12 +210,12 @@ class GitEvidence:
         found = gitstore.files_at(self.repo, wanted, self.keys)
         return [self._rekeyed(commit, copy, at(name)) for (commit, name), copy in zip(wanted, found)]
 
-    def chunk(self, commit: str, ref: chunks.Ref) -> bytes | None | gitstore.Unopened:
+    def chunk(self, commit: str, ref: chunks.Ref) -> bytes | None | gitstore.Unopened | gitstore.Oversized:
         """Chunk `ref`'s plaintext at `commit` (unchecked): None when absent, the Unopened error
-        when encrypted and unreadable here."""
+        when encrypted and unreadable here, the Oversized one when over what precompact writes."""
         from precompact.remote import gitstore
 
-        def read(at: str) -> bytes | None | gitstore.Unopened:
+        def read(at: str) -> bytes | None | gitstore.Unopened | gitstore.Oversized:
             if at != self.tip:
                 return gitstore.chunk_at(self.repo, at, ref, self.keys)
             # Every savepoint sealed at its commit reads its chunks here: each one once.

@@ -76,6 +76,8 @@ def _judged(
     [copy] = gitstore.files_at(repo, [(commit, name)], target.keys)
     if isinstance(copy, gitstore.Sealed):
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index is encrypted to identities not here: not read"))
+    if isinstance(copy, gitstore.Oversized):
+        return listed(verdicts.Check(verdicts.FAILED, f"its index copy is {copy.measure}: not read"))
     if isinstance(copy, gitstore.GitStoreError):
         return listed(verdicts.Check(verdicts.FAILED, f"its index copy cannot be read: {copy}"))
     read = savepoint_log.parse(copy.splitlines(keepends=True))

@@ -680,10 +680,14 @@ def chunk_unopened(error: gitstore.Unopened, about: str = "") -> Check:
     return Check(FAILED, f"{about}{error}")
 
 
-def chunk_in_git(ref: chunks.Ref, commit: str, data: bytes | None | gitstore.Unopened) -> Check | None:
+def chunk_in_git(
+    ref: chunks.Ref, commit: str, data: bytes | None | gitstore.Unopened | gitstore.Oversized
+) -> Check | None:
     """The verdict on chunk `ref`'s bytes as git gives them at `commit`; None when they are it."""
     from precompact.remote import gitstore
 
+    if isinstance(data, gitstore.Oversized):
+        return Check(FAILED, str(data))
     if data is None:
         return Check(FAILED, f"chunk {ref.sha256} ({ref.size} bytes) is missing from commit {commit[:12]}")
     if isinstance(data, gitstore.Unopened):
