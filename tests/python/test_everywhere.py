@@ -164,6 +164,35 @@ def test_projects_prints_the_time_an_index_states_only_quoted(tmp_path):
     assert not [line for line in listed.stdout.splitlines() if line.startswith("/elsewhere")], listed.stdout
 
 
+def test_projects_prints_a_directory_name_and_why_its_index_cannot_be_read_only_quoted(tmp_path):
+    """A project's directory may have any name, and why its index cannot be read is an error's
+    text naming it: `projects` prints both on the project's own line, quoted when not plain."""
+    machine = Machine(tmp_path)
+    alpha = machine.project("alpha")
+    talk = Conversation(tmp_path / "alpha.jsonl", "s-alpha", START)
+    talk.turn_with("Deploy the kestrel service.", "deploy kestrel", "kestrel deployed", "The kestrel is live.")
+    save(alpha, talk)
+    hostile = tmp_path / 'evil\n✓ verified  "Trial #1"  9 savepoint(s)'
+    (hostile / "logs").mkdir(parents=True)
+    (hostile / ".precompact.toml").write_text("")
+    (hostile / "logs" / "precompact-savepoint.jsonl").symlink_to(alpha.path / "logs" / "precompact-savepoint.jsonl")
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    document = json.loads(registry.read_text())
+    document["projects"].append({"path": str(hostile), "instances": ["Trial #1"], "registered": "2026-12-05T03:00:00Z"})
+    registry.write_text(json.dumps(document))
+    listed = machine.run(tmp_path, "projects")
+    assert listed.returncode == 0, listed.stderr
+    [line] = [
+        line for line in listed.stdout.splitlines() if line.startswith(json.dumps(str(hostile), ensure_ascii=False))
+    ]
+    said = line.split("✗ its index cannot be read: ", 1)[1]
+    assert "is a symbolic link" in json.loads(said) and str(hostile) in json.loads(said), line
+    assert [line for line in listed.stdout.splitlines() if "✓" in line] == [line], listed.stdout
+    as_json = json.loads(machine.run(tmp_path, "projects", "--json").stdout)
+    [unread] = [p for p in as_json["projects"] if p["path"] == str(hostile)]
+    assert "is a symbolic link" in unread["problem"]
+
+
 def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(machine):
     outside = machine.run(machine.root, "recall", "rhubarb pipeline")
     assert outside.returncode == 0, outside.stderr
