@@ -431,6 +431,39 @@ def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
     assert hit_lines(machine.run(machine.root, "recall", "kestrel").stdout)
 
 
+def test_a_rescan_of_a_damaged_registry_keeps_the_projects_you_forgot_forgotten(machine):
+    """docs/cli.md: the rebuild keeps the forgotten marks the damaged registry still holds; one
+    whose marks cannot be read is refused in one line naming how to set it aside, and the
+    rescan after that registers a forgotten project again (`--forget` forgets it again)."""
+    epsilon = machine.projects["epsilon"]
+    forgot = machine.run(machine.root, "projects", "--forget", str(epsilon.path))
+    assert forgot.returncode == 0, forgot.stderr
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    document = json.loads(registry.read_text())
+    [mark] = document["forgotten"]
+    document["projects"].append({"path": "relative"})
+    document["forgotten"].append("not a mark")
+    registry.write_text(json.dumps(document))
+    assert machine.run(machine.root, "projects").returncode == 1, "damaged"
+    rebuilt = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {"alpha", "beta", "gamma", "delta"}
+    assert json.loads(registry.read_text())["forgotten"] == [mark]
+
+    damaged = registry.read_text()[:-20]  # cut short: its list of forgotten marks is lost
+    registry.write_text(damaged)
+    refused = machine.run(machine.root, "projects", "--rescan", str(machine.root))
+    assert refused.returncode == 1, refused.stdout
+    [line] = refused.stderr.splitlines()
+    aside = f"`mv {registry} {registry}.damaged`"
+    assert "which projects you forgot cannot be read from it" in line and aside in line, line
+    assert registry.read_text() == damaged, "the damaged file is left as it was"
+    registry.rename(f"{registry}.damaged")
+    again = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert again.returncode == 0, again.stderr
+    assert "epsilon" in {Path(p).name for p in json.loads(again.stdout)["rescanned"]}
+
+
 def test_the_mcp_tools_serve_only_the_sessions_own_project(machine):
     """docs/sessions.md: "nothing from another project is ever put into a brief or a session":
     the MCP tools (allowed without asking by `install --mcp`) search and show the project the
