@@ -319,10 +319,11 @@ def record_json(found: Inspection) -> dict:
 
 def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
     """Every savepoint (or the configured instance's savepoint `sequence`) across the three
-    layers, in chain order; the report names the first broken link first."""
-    from precompact.verifier import verify as verification
+    layers, in chain order; the report names the first broken link first, and its chain's words
+    a recovery cut short (ops.key_rotation: only the keys `key rotate` stored name it)."""
+    from precompact.ops import key_rotation
 
-    return verification.verify(config, sequence, check_chain)
+    return key_rotation.verify(config, sequence, check_chain)
 
 
 def verified_here(config: Config) -> tuple[str, ...]:

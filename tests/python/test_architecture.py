@@ -1531,10 +1531,27 @@ MODEL_TEXT = (
 )
 # The modules that print what the model reads when it runs a command (the brief names `status`,
 # `verify`, `resurrect --format report`), and the verifier's, which compose the verdicts printed.
-PRINTED_TEXT = ("edges/cli.py", "verifier/verify.py", "verifier/team.py", "verifier/verdicts.py")
-# Names, times and reasons the index, a snapshot, a remote's copy or an RPC endpoint state as they
-# like: an instance's name, a lineage, an index line's timestamp, a failure's reason.
-NAMES_TIMES_REASONS = {"lineage", "timestamp", "time", "last_savepoint", "instance", "reason", "failure", "failures"}
+PRINTED_TEXT = (
+    "edges/cli.py",
+    "verifier/verify.py",
+    "verifier/team.py",
+    "verifier/verdicts.py",
+    "verifier/savepoint.py",
+)
+# Names, times and reasons the index, a snapshot, a remote's copy, an RPC endpoint or an error
+# state as they like: an instance's name, a lineage, an index line's timestamp, the snapshot file
+# it names, a failure's reason (what git or the remote said, why a project's index is unreadable).
+NAMES_TIMES_REASONS = {
+    "lineage",
+    "timestamp",
+    "time",
+    "last_savepoint",
+    "instance",
+    "snapshot_file",
+    "reason",
+    "failure",
+    "failures",
+}
 # Fields that carry text precompact did not write (a transcript's entries and tool output, a
 # compaction summary, a session id, file names). A check's `detail` is not one: it is the
 # verifier's own sentence, whose outside parts are quoted where it is composed (PRINTED_TEXT).
@@ -1554,9 +1571,11 @@ OUTSIDE_TEXT = {
 } | NAMES_TIMES_REASONS
 # Variables that hold such a field under its own name (a `reason` variable is most often
 # precompact's own sentence, `compaction.failure_reason`; the `reason` field is outside text).
-OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "failure"}
+OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "failure", "snapshot_file"}
+# A field of outside data that holds precompact's own word, not the outside text (a failure's layer).
+OWN_WORDS = {"layer"}
 # The forms that quote (boundary/quoting); `single_line` only folds line breaks and quotes nothing.
-QUOTING_FORMS = {"quoting.block", "quoting.inline", "quoting.name", "quoting.timestamp"}
+QUOTING_FORMS = {"quoting.block", "quoting.inline", "quoting.name", "quoting.timestamp", "quoting.path"}
 # Calls whose text (or items) are made of their arguments'; any other call's text is its own (a
 # helper's f-strings are checked where they are).
 TEXT_OF_ARGUMENTS = {
@@ -1590,6 +1609,8 @@ def _outside_reads(node: ast.AST, fields: set[str], variables: set[str]) -> Iter
         if callee in TEXT_OF_ARGUMENTS:
             for part in [*node.args, node.func]:
                 yield from _outside_reads(part, fields, variables)
+        return
+    if isinstance(node, ast.Attribute) and node.attr in OWN_WORDS:
         return
     if isinstance(node, ast.Attribute) and node.attr in fields or isinstance(node, ast.Name) and node.id in variables:
         yield node
@@ -1701,6 +1722,9 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "    _say(f'{name}: {\", \".join(names)}')\n"
         "def kept(s, counts):\n"
         "    return f'{counts[s.instance]} {quoting.timestamp(s.timestamp) if s.timestamp else \"never\"}'\n"
+        "def unread(remote, copy, p, last):\n"
+        "    return f'{remote.reason} {copy.snapshot_file} {quoting.inline(p.reason)} ({last.layer})'\n"
+        "def local(savepoint):\n    name = savepoint.snapshot_file\n    return f'local file {name}'\n"
     )
     assert [line.split(": ")[1] for line in renders_outside_text_unquoted(sample)] == [
         "s.compact_summary",
@@ -1712,8 +1736,11 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "s.timestamp",
         "n",
         "failure",
+        "remote.reason",
+        "copy.snapshot_file",
         "name",
         "names",
+        "name",
     ]
 
 

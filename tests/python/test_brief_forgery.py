@@ -229,7 +229,8 @@ def test_a_forged_logs_names_times_and_reasons_are_quoted_in_report_status_and_v
     assert "Lineage: Trial #0 → " + quoting.inline(FORGED_LINEAGE) in report.stdout, report.stdout
     assert f"Last savepoint: #1 at {quoting.inline(FORGED_TIME)} (" in report.stdout, report.stdout
     status = precompact(project.path, "status")
-    assert f"last problem: {quoting.inline('layer_2: ' + FORGED_REASON)}" in status.stdout, status.stdout
+    # precompact's word for the layer stays outside the quote, the remote's reason inside it.
+    assert f"last problem (layer_2): {quoting.inline(FORGED_REASON)}" in status.stdout, status.stdout
     assert f"{quoting.inline(FORGED_INSTANCE)}: 1 savepoint(s)" in status.stdout, status.stdout
     verify = precompact(project.path, "verify")
     assert quoting.inline(FORGED_INSTANCE) in verify.stdout + verify.stderr, verify.stdout

@@ -165,6 +165,35 @@ def test_projects_prints_the_time_an_index_states_only_quoted(tmp_path):
     assert not [line for line in listed.stdout.splitlines() if line.startswith("/elsewhere")], listed.stdout
 
 
+def test_projects_prints_a_directory_name_and_why_its_index_cannot_be_read_only_quoted(tmp_path):
+    """A project's directory may have any name, and why its index cannot be read is an error's
+    text naming it: `projects` prints both on the project's own line, quoted when not plain."""
+    machine = Machine(tmp_path)
+    alpha = machine.project("alpha")
+    talk = Conversation(tmp_path / "alpha.jsonl", "s-alpha", START)
+    talk.turn_with("Deploy the kestrel service.", "deploy kestrel", "kestrel deployed", "The kestrel is live.")
+    save(alpha, talk)
+    hostile = tmp_path / 'evil\n✓ verified  "Trial #1"  9 savepoint(s)'
+    (hostile / "logs").mkdir(parents=True)
+    (hostile / ".precompact.toml").write_text("")
+    (hostile / "logs" / "precompact-savepoint.jsonl").symlink_to(alpha.path / "logs" / "precompact-savepoint.jsonl")
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    document = json.loads(registry.read_text())
+    document["projects"].append({"path": str(hostile), "instances": ["Trial #1"], "registered": "2026-12-05T03:00:00Z"})
+    registry.write_text(json.dumps(document))
+    listed = machine.run(tmp_path, "projects")
+    assert listed.returncode == 0, listed.stderr
+    [line] = [
+        line for line in listed.stdout.splitlines() if line.startswith(json.dumps(str(hostile), ensure_ascii=False))
+    ]
+    said = line.split("✗ its index cannot be read: ", 1)[1]
+    assert "is a symbolic link" in json.loads(said) and str(hostile) in json.loads(said), line
+    assert [line for line in listed.stdout.splitlines() if "✓" in line] == [line], listed.stdout
+    as_json = json.loads(machine.run(tmp_path, "projects", "--json").stdout)
+    [unread] = [p for p in as_json["projects"] if p["path"] == str(hostile)]
+    assert "is a symbolic link" in unread["problem"]
+
+
 def test_recall_outside_a_project_searches_every_project_and_inside_stays_in_it(machine):
     outside = machine.run(machine.root, "recall", "rhubarb pipeline")
     assert outside.returncode == 0, outside.stderr
@@ -403,6 +432,39 @@ def test_a_damaged_registry_is_refused_in_one_line_naming_the_rebuild(machine):
         "epsilon",
     }
     assert hit_lines(machine.run(machine.root, "recall", "kestrel").stdout)
+
+
+def test_a_rescan_of_a_damaged_registry_keeps_the_projects_you_forgot_forgotten(machine):
+    """docs/cli.md: the rebuild keeps the forgotten marks the damaged registry still holds; one
+    whose marks cannot be read is refused in one line naming how to set it aside, and the
+    rescan after that registers a forgotten project again (`--forget` forgets it again)."""
+    epsilon = machine.projects["epsilon"]
+    forgot = machine.run(machine.root, "projects", "--forget", str(epsilon.path))
+    assert forgot.returncode == 0, forgot.stderr
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    document = json.loads(registry.read_text())
+    [mark] = document["forgotten"]
+    document["projects"].append({"path": "relative"})
+    document["forgotten"].append("not a mark")
+    registry.write_text(json.dumps(document))
+    assert machine.run(machine.root, "projects").returncode == 1, "damaged"
+    rebuilt = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert {Path(p).name for p in json.loads(rebuilt.stdout)["rescanned"]} == {"alpha", "beta", "gamma", "delta"}
+    assert json.loads(registry.read_text())["forgotten"] == [mark]
+
+    damaged = registry.read_text()[:-20]  # cut short: its list of forgotten marks is lost
+    registry.write_text(damaged)
+    refused = machine.run(machine.root, "projects", "--rescan", str(machine.root))
+    assert refused.returncode == 1, refused.stdout
+    [line] = refused.stderr.splitlines()
+    aside = f"`mv {registry} {registry}.damaged`"
+    assert "which projects you forgot cannot be read from it" in line and aside in line, line
+    assert registry.read_text() == damaged, "the damaged file is left as it was"
+    registry.rename(f"{registry}.damaged")
+    again = machine.run(machine.root, "projects", "--rescan", str(machine.root), "--json")
+    assert again.returncode == 0, again.stderr
+    assert "epsilon" in {Path(p).name for p in json.loads(again.stdout)["rescanned"]}
 
 
 def test_the_mcp_tools_serve_only_the_sessions_own_project(machine):

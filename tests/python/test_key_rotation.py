@@ -554,6 +554,12 @@ def test_a_rotation_cut_after_its_transaction_landed_is_finished_by_running_it_a
     assert saved.exit_code == 3 and "`precompact key rotate` finishes the rotation" in saved.output, saved.output
     [queued] = [s for s in statuses(Path.cwd()) if s["sequence"] == 3]
     assert any("`precompact key rotate` finishes the rotation" in f for f in queued["failures"]), queued
+    proving = invoke("prove", "3")  # it cannot be confirmed until the rotation is finished: prove says how
+    assert proving.exit_code == 1, proving.output
+    assert (
+        f"savepoint 3 is not confirmed on chain: the record of {old.pubkey()} was rotated on chain to {new} after savepoint 2, and this machine's index does not record it (a rotation cut short): `precompact key rotate` finishes it, then `precompact flush`"
+        in proving.output
+    ), proving.output
 
     finished = invoke("key", "rotate", "--airdrop", "--json")
     assert finished.exit_code == 0, finished.output
@@ -617,6 +623,45 @@ def test_a_rotation_whose_answer_was_lost_is_finished_and_a_recovery_is_not_sent
     assert [s["layer_3"] for s in statuses(Path.cwd())] == ["CONFIRMED"] * 2
     verified = invoke("verify", "--all")
     assert verified.exit_code == 0 and "continued without the old key's signature (recovery)" in verified.output
+
+
+def test_a_recovery_cut_after_its_transaction_landed_is_named_by_verify(localnet, monkeypatch, tmp_path):
+    """A recovery leaves the old record as it was (not frozen), so only the key `key rotate
+    --recover` stored names it: `verify` reads that key's record and names the command that
+    finishes the recovery, and says it no more once that command has."""
+    old = start_project(tmp_path, monkeypatch, localnet.url, count=2)
+    (tmp_path / "keys-lost").mkdir()
+    lost_key = configuration.load(Path.cwd()).keypair
+    lost_key.rename(tmp_path / "keys-lost" / lost_key.name)
+    authority = {"PRECOMPACT_AUTHORITY": str(old.pubkey())}
+    assert "recovered" not in invoke("verify", env=authority).output  # no key stored: nothing to say
+    with monkeypatch.context() as cut:
+        sent = rotation_sent(cut, "record")
+        try:
+            cut_run = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+        except Cut:
+            pass
+        else:
+            raise AssertionError(f"the recovery was not cut: {cut_run.output}")
+    assert not record_of(localnet.url, old.pubkey()).frozen
+    assert savepoint_log.read(Path("logs")).rotations(INSTANCE) == []
+    [stored] = [
+        p for p in (Path(os.environ["XDG_CONFIG_HOME"]) / "precompact" / "keys").iterdir() if "-" in p.stem[-9:]
+    ]
+    new = chain.load_keypair(stored).pubkey()
+    verified = invoke("verify", env=authority)
+    assert (
+        f"the lineage was recovered on chain to {new} after savepoint 2 (transaction {sent[0]}), and this machine's index does not record it (a recovery cut short): `precompact key rotate --recover` finishes it"
+        in verified.output
+    ), verified.output
+
+    finished = invoke("key", "rotate", "--recover", "--airdrop", env=authority)
+    assert finished.exit_code == 0 and "finished" in finished.output, finished.output
+    assert configured_key() == new and len(sent) == 1
+    verified = invoke("verify", "--all", env=authority)
+    assert (
+        "cut short" not in verified.output and "continued without the old key's signature (recovery)" in verified.output
+    )
 
 
 def test_recover_on_a_new_machine_after_restore(localnet, monkeypatch, tmp_path):
@@ -719,7 +764,12 @@ def test_a_rotation_cut_then_switched_to_by_hand_is_recorded_from_the_chain(loca
     assert invoke("trust", "--yes").exit_code == 0
     save()
     assert record_of(localnet.url, new).entry_type == chain.ENTRY_TYPE_SAVEPOINT
-    assert invoke("prove", "3").exit_code == 1  # the index does not say the lineage moved
+    proving = invoke("prove", "3")  # the index does not say the lineage moved: prove names the command that records it
+    assert proving.exit_code == 1, proving.output
+    assert (
+        f"the record of {new} began as a rotation of another key's lineage, and this machine's index does not record it (a rotation cut short): `precompact key rotate` records it from the chain, then prove again"
+        in proving.output
+    ), proving.output
 
     keys = sorted(key_file.parent.iterdir())
     finished = invoke("key", "rotate")

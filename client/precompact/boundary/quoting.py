@@ -11,10 +11,11 @@ module, in one of two forms:
 - `inline`: a JSON string literal on one line, every line boundary escaped (a reason: what git, a
   remote or an RPC endpoint said of a failure).
 
-Two kinds of outside text are shown bare when of the plain shape precompact itself writes, and
+Three kinds of outside text are shown bare when of the plain shape precompact itself writes, and
 `inline` otherwise, so that they cannot carry a sentence, a ✓ or a line of their own: an
-instance's name (`name`; the index, a snapshot's lineage, a remote's branch may name any) and a
-timestamp (`timestamp`; an index line states any string).
+instance's name (`name`; the index, a snapshot's lineage, a remote's branch may name any), a
+timestamp (`timestamp`; an index line states any string) and a file's path (`path`; a snapshot
+file the index names, a project's directory, which any name may have).
 
 `single_line` quotes nothing: it keeps precompact's own words (around parts already quoted) on
 one line.
@@ -33,6 +34,8 @@ CUT_MARK = "…"
 # the number, so it cannot carry a sentence.
 _INSTANCE_NAME = re.compile(r"[A-Za-z0-9_.@+-]{1,48}(?: [A-Za-z0-9_.@+-]{1,48})?(?: #[0-9]{1,9})?")
 # The UTC stamp precompact writes into every index line (savepoint_log.utc_timestamp).
+# A path of words, digits and the punctuation file names commonly hold: no space, no line boundary.
+_PLAIN_PATH = re.compile(r"[\w./@+,=~:-]{1,4096}")
 _UTC_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
@@ -81,3 +84,10 @@ def timestamp(stamp: str | None) -> str:
     if stamp is None:
         return "?"
     return stamp if _UTC_STAMP.fullmatch(stamp) else inline(stamp)
+
+
+def path(place: object) -> str:
+    """A file's path (or the name the index gives one) as precompact's lines show it: bare if
+    plain (`_PLAIN_PATH`), else quoted (`inline`)."""
+    shown = str(place)
+    return shown if _PLAIN_PATH.fullmatch(shown) else inline(shown)

@@ -669,7 +669,7 @@ def status(only, remote, signers, as_json) -> None:
                 "not_signed": unsigned.get((s.instance, s.sequence)),
                 "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
-                "failures": list(dict.fromkeys(s.failures)),
+                "failures": list(dict.fromkeys(str(f) for f in s.failures)),
             }
             for s in savepoints
         ]
@@ -705,7 +705,8 @@ def status(only, remote, signers, as_json) -> None:
             elif git.status == verdicts.NOT_ON_REMOTE:  # not "git ✓": the commit exists here only
                 terminal.echo(f"        git: {git.detail}")
             elif (s.layer_2 == Layer2.FAILED or chain_shown(s) == Layer3.FAILED) and s.failures:
-                terminal.echo(f"        last problem: {quoting.inline(s.failures[-1])}")
+                last = s.failures[-1]  # precompact's word for the layer, then what was said, quoted
+                terminal.echo(f"        last problem ({last.layer}): {quoting.inline(last.reason)}")
             if (s.instance, s.sequence) in unsigned:
                 terminal.echo(f"        signature: {unsigned[(s.instance, s.sequence)]}")
         confirmed = api.chain_confirmations([s for s in mine if (s.instance, s.sequence) not in foreign])
@@ -1552,7 +1553,7 @@ def projects(forget, rescan, url, add, as_json) -> None:
                         "present": p.present,
                         "savepoints": p.savepoints,
                         "last_savepoint": p.last_savepoint,
-                        "problem": p.problem,
+                        "problem": p.reason,
                     }
                     for p in listed
                 ],
@@ -1570,11 +1571,11 @@ def projects(forget, rescan, url, add, as_json) -> None:
         names = ", ".join(quoting.inline(i) for i in p.instances)
         if not p.present:
             state = f"✗ not there any more (moved or deleted); `precompact projects --forget {shlex.quote(str(p.path))}` removes it"
-        elif p.problem is not None:
-            state = f"✗ its index cannot be read: {p.problem}"
+        elif p.reason is not None:
+            state = f"✗ its index cannot be read: {quoting.inline(p.reason)}"
         else:
             state = f"{p.savepoints} savepoint(s), last {quoting.timestamp(p.last_savepoint) if p.last_savepoint else 'never'}"
-        terminal.echo(f"{p.path}  {names}  {state}")
+        terminal.echo(f"{quoting.path(p.path)}  {names}  {state}")
 
 
 @main.command()

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import re
+import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -230,14 +231,38 @@ def forget(root: Path) -> Registered | None:
 def rescan(directory: Path) -> list[Registered]:
     """Registers every project under `directory` whose logs/ holds a savepoint this machine
     wrote (its index line carries this machine's tag), but a forgotten one: the registry rebuilt
-    after damage. A damaged registry is replaced (its forgotten marks with it: they cannot be
-    read). Returns the projects added."""
+    after damage. A damaged registry is replaced, keeping the forgotten marks it still holds, so
+    a forgotten project stays forgotten; one whose marks cannot be read is refused (RegistryError
+    naming how to set it aside), never dropped unsaid. Returns the projects added."""
     with contextlib.suppress(RegistryError):
         projects()
         return _rescan(directory)
     with _locked():
-        private_file.replace(registry_path(), _document([], []))
+        private_file.replace(registry_path(), _document([], _forgotten_of_damaged()))
     return _rescan(directory)
+
+
+def _forgotten_of_damaged() -> list[str]:
+    """The forgotten marks a damaged registry still holds: those of its "forgotten" list (an entry
+    that is not a mark matches no project's, so leaving it out forgets nothing). RegistryError
+    when there is no such list to read (the file is not a JSON object, or cannot be opened): the
+    projects the user forgot would be registered again behind their back."""
+    path = registry_path()
+    try:
+        with open(path, "rb", opener=_no_follow) as f:
+            data = f.read(MAX_BYTES + 1)
+        document = outside_json.loads(data) if len(data) <= MAX_BYTES else None
+    except (OSError, ValueError):
+        document = None
+    forgotten = document.get("forgotten", []) if isinstance(document, dict) else None
+    if not isinstance(forgotten, list):
+        raise RegistryError(
+            f"the project registry {path} is damaged and which projects you forgot cannot be read from it, so a "
+            f"rescan would register them again: set it aside (`mv {shlex.quote(str(path))} "
+            f"{shlex.quote(str(path) + '.damaged')}`) and run `precompact projects --rescan DIR` again, then "
+            "`precompact projects --forget PATH` for each project to forget again"
+        )
+    return [mark for mark in forgotten if isinstance(mark, str) and _MARK.fullmatch(mark)]
 
 
 def _rescan(directory: Path) -> list[Registered]:

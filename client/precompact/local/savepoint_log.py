@@ -338,6 +338,17 @@ def parse(lines: Iterable[bytes]) -> IndexRead:
     return result
 
 
+class Failure(Record, frozen=True):
+    """A failed attempt the index recorded: the layer (precompact's word) and its reason, as
+    git, the remote or the RPC endpoint said it (outside text, quoted wherever it is shown)."""
+
+    layer: str  # "layer_2" or "layer_3"
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.layer}: {self.reason}"
+
+
 class Savepoint(Record):
     """A savepoint as its events describe it now."""
 
@@ -351,7 +362,7 @@ class Savepoint(Record):
     # The RPC endpoint the worker's confirmation rests on, in its shown form (config/endpoint)
     # whatever the index says (outside text: an older version wrote a URL's path there).
     chain_endpoint: str | None = None
-    failures: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     # Git's reason, when the worker's last Layer 2 attempt failed (a rejected push, a full disk).
     layer_2_failure: str | None = None
     compact_summary: str | None = None
@@ -578,7 +589,7 @@ def fold(events: list[dict]) -> list[Savepoint]:
             continue
         if kind in (Event.LAYER_2_FAILED, Event.LAYER_3_FAILED):
             layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"
-            savepoint.failures.append(f"{layer}: {event.get('reason', 'unknown reason')}")
+            savepoint.failures.append(Failure(layer, str(event.get("reason", "unknown reason"))))
     return list(by_key.values())
 
 

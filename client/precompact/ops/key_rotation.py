@@ -19,6 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
@@ -34,6 +35,9 @@ from precompact.local import savepoint_log
 from precompact.ops import anchoring, project_init
 from precompact.proof import history, transaction
 from precompact.verifier import signed, verdicts
+
+if TYPE_CHECKING:
+    from precompact.verifier.verify import Report
 
 
 class RotationError(PrecompactError):
@@ -116,6 +120,51 @@ def rotate(config: Config, recover: bool = False, airdrop: bool = False) -> Rota
             f"the rotation was confirmed but the new record at {verdicts.Roots(chain.PROGRAM_ID, new_key.pubkey(), config.instance).address} does not continue {old_roots.address}; run `precompact verify`"
         )
     return _finish(config, landed, finished=False)
+
+
+def verify(config: Config, sequence: int | None = None, check_chain: bool = True) -> Report:
+    """The verifier's report (verifier.verify), its chain's words naming a recovery cut short,
+    which only the keys `key rotate --recover` stored here can find (`unrecorded_recovery`)."""
+    from precompact.verifier import verify as verification
+
+    report = verification.verify(config, sequence, check_chain)
+    cut = unrecorded_recovery(config) if check_chain else None
+    if cut is not None:
+        report.chain = f"{report.chain}; {cut}"
+    return report
+
+
+def unrecorded_recovery(config: Config) -> str | None:
+    """What `verify` says of a recovery cut short: the chain holds the record of a key `key rotate
+    --recover` stored on this machine continuing the configured record without its key, and this
+    machine's index does not record it (the configured record, left as it was, does not say so,
+    as a frozen one names its successor). None when there is none, or the chain cannot say."""
+    if not config.chain_layer:
+        return None
+    recorded = {r.new_authority[:8] for r in savepoint_log.read(config.logs).rotations(config.instance)}
+    stored = [p for p in _stored_paths(config.instance) if p.stem[-8:] not in recorded]
+    if not stored:
+        return None
+    try:
+        old = verdicts.Roots(
+            chain.PROGRAM_ID,
+            verdicts.roots(config.program_id, config.authority, config.keypair, config.instance).authority,
+            config.instance,
+        )
+        client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+        held = verdicts.record_at(old, client)
+        if held is None or held.frozen or held.sequence == 0:
+            return None
+        landed = _landed_continuation(config, old, held, client, recover=True, candidates=stored)
+    except (verdicts.NoRoot, verdicts.Broken, rpc.RpcError, RotationError):
+        return None
+    if landed is None:
+        return None
+    return (
+        f"the lineage was recovered on chain to {landed.rotation.new_authority} after savepoint {landed.rotation.sequence} "
+        f"(transaction {landed.rotation.signature}), and this machine's index does not record it (a recovery cut short): "
+        "`precompact key rotate --recover` finishes it"
+    )
 
 
 @dataclass(frozen=True)
@@ -225,16 +274,18 @@ def _landed_continuation(
     client: rpc.Cluster,
     recover: bool,
     only: Path | None = None,
+    candidates: list[Path] | None = None,
 ) -> _Landed | None:
     """The continuation of `old`'s record the chain holds under a key `key rotate` stored on this
     machine (`only`: that key's file), with the transaction that made it; None when there is
     none. After a rotation the old record names its successor (it is frozen); a recovery leaves
-    the old record as it was, so each stored key's record is read for one that recovered it."""
+    the old record as it was, so each stored key's record (of `candidates`, when given) is read
+    for one that recovered it."""
     successor = held.rotated_to()
     if only is not None:
         candidates = [only]
     elif recover:
-        candidates = _stored_paths(config.instance)
+        candidates = _stored_paths(config.instance) if candidates is None else candidates
     elif successor is not None:
         candidates = [_stored_path(config.instance, str(successor))]
     else:

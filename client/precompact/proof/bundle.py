@@ -74,12 +74,20 @@ def build(config: Config, sequence: int, with_snapshot: bool = False) -> dict:
             f"savepoint {sequence} of {config.instance!r} is not in the index; `precompact status` lists them"
         )
     unconfirmed = [k for k in range(1, sequence + 1) if not _anchored(mine.get(k))]
+    rotations = savepoint_log.read(config.logs).rotations(config.instance)
     if unconfirmed:
         # The savepoint asked for, when it is among them: its number is the one the user knows.
-        raise ProofError(_not_on_chain(config, sequence, sequence if sequence in unconfirmed else unconfirmed[0]))
+        first = sequence if sequence in unconfirmed else unconfirmed[0]
+        if not config.chain_layer:
+            raise ProofError(_not_on_chain(config, sequence, first))
+        client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
+        raise ProofError(_not_on_chain(config, sequence, first, _cut_rotation(client, roots, rotations)))
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
-    rotations = savepoint_log.read(config.logs).rotations(config.instance)
-    written = of_savepoints(roots, client, mine, sequence, rotations)
+    try:
+        written = of_savepoints(roots, client, mine, sequence, rotations)
+    except ProofError as e:
+        cut = _cut_rotation(client, roots, rotations)
+        raise ProofError(f"{e}; {cut}" if cut else str(e)) from None
     if with_snapshot:
         written["snapshot"] = _snapshot(config, mine[sequence])
     verdict = check(written)
@@ -95,9 +103,49 @@ def _anchored(savepoint: savepoint_log.Savepoint | None) -> bool:
     )
 
 
-def _not_on_chain(config: Config, sequence: int, first: int) -> str:
+def _cut_rotation(client: rpc.Cluster, roots: verdicts.Roots, rotations: list[savepoint_log.Rotation]) -> str | None:
+    """What the chain says of a rotation this machine's index does not record (one cut after its
+    transaction landed), with the command that finishes it: the configured record frozen and
+    naming its successor, or begun as a rotation or recovery into the configured key. None when
+    the chain says neither, or cannot be read (the error said first stands alone)."""
+    if any(r.new_authority == str(roots.authority) for r in rotations):
+        return None
+    try:
+        held = verdicts.record_at(roots, client)
+        if held is not None and held.rotated_to() is not None:
+            return f"the record of {roots.authority} was rotated on chain to {held.rotated_to()} after savepoint {held.sequence}, and this machine's index does not record it (a rotation cut short): `precompact key rotate` finishes it"
+        began = _first_write(client, roots)
+    except (rpc.RpcError, verdicts.Broken):
+        return None
+    if began is None or began.kind not in _CONTINUED_BY.values() or began.authority != roots.authority:
+        return None
+    how = "rotation" if began.kind == _CONTINUED_BY["rotation"] else "recovery"
+    again = "`precompact key rotate`" if how == "rotation" else "`precompact key rotate --recover`"
+    return f"the record of {roots.authority} began as a {how} of another key's lineage, and this machine's index does not record it (a {how} cut short): {again} records it from the chain, then prove again"
+
+
+def _first_write(client: rpc.Cluster, roots: verdicts.Roots) -> transaction.Write | None:
+    """The program's first write to `roots`' record, in its first transaction that succeeded and
+    wrote to it (lamports sent to the address write nothing)."""
+    for entry in history.signatures_for_address(client, str(roots.address)):
+        if entry.get("err") is not None:
+            continue
+        fetched = history.transaction(client, entry["signature"])
+        if fetched is None or fetched.failed:
+            continue
+        try:
+            parsed = transaction.parse(fetched.data, roots.program_id, roots.address)
+        except transaction.Unreadable:
+            return None
+        if parsed.writes:
+            return parsed.writes[0]
+    return None
+
+
+def _not_on_chain(config: Config, sequence: int, first: int, cut: str | None = None) -> str:
     """Why savepoint `sequence` cannot be proven: savepoint `first` (the first of 1..`sequence`,
-    all of which the bundle holds, not confirmed on chain) is not; names the fix that works now."""
+    all of which the bundle holds, not confirmed on chain) is not; names the fix that works now
+    (`cut`: a rotation cut short, which must be finished before it can be confirmed)."""
     missing = (
         f"savepoint {sequence}"
         if first == sequence
@@ -108,6 +156,8 @@ def _not_on_chain(config: Config, sequence: int, first: int) -> str:
             f"{missing} is not on chain: the chain layer is off in .precompact.toml; turn it on with "
             "`precompact init --force --chain devnet` (or a cluster URL), then run `precompact flush`"
         )
+    if cut is not None:
+        return f"{missing} is not confirmed on chain: {cut}, then `precompact flush`, and prove {sequence} once `precompact status` shows it confirmed"
     return f"{missing} is not confirmed on chain; run `precompact flush` and prove {sequence} once `precompact status` shows it confirmed"
 
 

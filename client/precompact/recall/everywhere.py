@@ -48,7 +48,7 @@ class Project:
     present: bool
     savepoints: int = 0
     last_savepoint: str | None = None
-    problem: str | None = None  # why its index could not be read
+    reason: str | None = None  # why its index could not be read, as the error said it (it names paths: quote it)
 
 
 def projects() -> list[Project]:
@@ -61,7 +61,7 @@ def projects() -> list[Project]:
         try:
             saved = [s for s in savepoint_log.read(found.logs).savepoints if s.instance in found.instances]
         except (OSError, PrecompactError) as e:
-            listed.append(Project(found.path, found.instances, found.registered, True, problem=str(e)))
+            listed.append(Project(found.path, found.instances, found.registered, True, reason=str(e)))
             continue
         newest = max((s.timestamp for s in saved if s.timestamp), default=None)
         listed.append(Project(found.path, found.instances, found.registered, True, len(saved), newest))

@@ -40,7 +40,7 @@ class GitCopy:
 
     sequence: int
     commit: str
-    name: str
+    snapshot_file: str  # as the index names it (outside text: quote it)
     present: bool  # the commit holds the file, in clear or encrypted
     sha256: str | None  # what git's copy hashes to (None: not the local bytes, or not read)
     unopened: gitstore.Unopened | None  # encrypted, and it could not be read here
@@ -56,7 +56,7 @@ class RemoteBranch:
     remote: str
     branch: str
     exists: bool
-    problem: str | None  # why the remote could not be read
+    reason: str | None  # why the remote could not be read, in git's words (outside text: quote it)
 
 
 @dataclass(frozen=True)
@@ -136,10 +136,10 @@ class GitEvidence:
 
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be
-        read; `remote_branch.problem` says why)."""
+        read; `remote_branch.reason` says why)."""
 
         branch = self.remote_branch
-        if branch.problem is not None:
+        if branch.reason is not None:
             return None
         return branch.exists and commit in self._remote_commits
 
@@ -169,7 +169,7 @@ class GitEvidence:
         legacy = gitstore.branch_commits(self.repo, shared) if shared else set()
         here = gitstore.branch_commits(self.repo, self.target.branch) | legacy
         remote = self.remote_branch
-        fetched = remote.problem is None and remote.exists
+        fetched = remote.reason is None and remote.exists
         if here and fetched:
             # Another machine of this instance may have saved since this one last fetched: the
             # branch here is behind the remote's, which is no rewrite (`restore` takes its lines).

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from precompact.boundary import quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
@@ -130,7 +131,7 @@ def _checked(
     if local is not None and local.sha256 != wanted:
         root = _root(unrooted, signer, checks["chain"].status == VERIFIED)
         checks["snapshot"] = Check(
-            FAILED, f"{local_path} was altered: sha256 {local.sha256[:16]}…, not {wanted[:16]}… as {root}"
+            FAILED, f"{quoting.path(local_path)} was altered: sha256 {local.sha256[:16]}…, not {wanted[:16]}… as {root}"
         )
     if local is not None and local.sha256 == wanted:
         usable, from_git = local, None
@@ -139,13 +140,13 @@ def _checked(
     elif local is None and target.pruned:
         where = f" as commit {str(target.commit)[:12]}" if target.commit else ""
         raise Unusable(
-            f"savepoint {target.sequence} of {target.instance} was pruned locally (`precompact prune`); it is in git{where}: `precompact resurrect --sequence {target.sequence}` brings it back"
+            f"savepoint {target.sequence} of {quoting.name(target.instance)} was pruned locally (`precompact prune`); it is in git{where}: `precompact resurrect --sequence {target.sequence}` brings it back"
         )
     else:
         problem = "is altered" if local is not None else "is missing"
         git = "git was not read here" if git_taken_as_recorded and config.git_layer else "git has no usable copy"
         raise Unusable(
-            f"snapshot {local_path} {problem} and {git} ({checks['git'].detail}); run `precompact verify`",
+            f"snapshot {quoting.path(local_path)} {problem} and {git} ({checks['git'].detail}); run `precompact verify`",
             git_unread=remote is None,
         )
     document, fetched = _document(config.logs, remote, usable, target, commit, checks)
@@ -250,8 +251,11 @@ def _git(
     remote = remote.of_instance(target.instance)  # the branch Layer 2 commits its savepoints to
     on_remote = remote.on_remote(commit)  # reads the remote's branch, fetching it
     if not remote.has_commit(commit):
-        if remote.remote_branch.problem is not None:
-            return Check(NOT_VERIFIED, f"commit {commit[:12]} is not here and {remote.remote_branch.problem}"), None
+        if remote.remote_branch.reason is not None:
+            return Check(
+                NOT_VERIFIED,
+                f"commit {commit[:12]} is not here and the remote could not be read: {quoting.inline(remote.remote_branch.reason)}",
+            ), None
         branch = remote.remote_branch
         if not branch.exists:  # no branch at all is no evidence of a rewrite (a moved project, a new machine)
             return Check(

@@ -479,7 +479,7 @@ class LocalSnapshots:
         if key not in self._read:
             data = logs_dir.read_snapshot(self.logs, name, savepoint.sequence)
             self._read[key] = (
-                None if data is None else read_snapshot(data, f"local file {self.logs.parent / str(name)}")
+                None if data is None else read_snapshot(data, f"local file {quoting.path(self.logs.parent / name)}")
             )
         return self._read[key]
 
@@ -550,7 +550,7 @@ def walk_back(
 # --- Layer 2: the git copy (evidence.py reads it) ----------------------------------------------
 
 
-def unread_copy(copy: gitstore.Unopened, commit: str, name: str, sequence: int) -> Check:
+def unread_copy(copy: gitstore.Unopened, commit: str, snapshot_file: str, sequence: int) -> Check:
     """The verdict on a snapshot copy git holds encrypted and that cannot be read here:
     NOT_VERIFIED when it is encrypted for identities that are not here and its ciphertext is the
     blob the commit names; FAILED when that ciphertext is broken or is not the committed one."""
@@ -559,7 +559,7 @@ def unread_copy(copy: gitstore.Unopened, commit: str, name: str, sequence: int) 
     if not copy.intact:
         return Check(
             FAILED,
-            f"savepoint {sequence}: the object store's copy of {gitstore.sealed_path(name)} at commit {commit[:12]} does not hash to the blob the commit names: altered",
+            f"savepoint {sequence}: the object store's copy of {quoting.path(gitstore.sealed_path(snapshot_file))} at commit {commit[:12]} does not hash to the blob the commit names: altered",
         )
     if isinstance(copy, gitstore.Undecryptable):
         return Check(FAILED, f"savepoint {sequence}: the encrypted snapshot {copy}")
@@ -576,11 +576,13 @@ def git_copy(copy: GitCopy, wanted: str, root: str) -> Check:
     the commit does not hold it or it is other bytes."""
     where = f"commit {copy.commit[:12]}"
     if not copy.present:
-        return Check(FAILED, f"{where} does not hold {copy.name}: history was rewritten")
+        return Check(FAILED, f"{where} does not hold {quoting.path(copy.snapshot_file)}: history was rewritten")
     if copy.unopened is not None:
-        return unread_copy(copy.unopened, copy.commit, copy.name, copy.sequence)
+        return unread_copy(copy.unopened, copy.commit, copy.snapshot_file, copy.sequence)
     if copy.sha256 != wanted:
-        return Check(FAILED, f"{copy.name} at {where} does not hash to the sha256:{wanted} {root}")
+        return Check(
+            FAILED, f"{quoting.path(copy.snapshot_file)} at {where} does not hash to the sha256:{wanted} {root}"
+        )
     return Check(VERIFIED, f"{where} (encrypted copy decrypted and checked)" if copy.decrypted else where)
 
 
@@ -591,8 +593,10 @@ def on_branch(commit: str, held_by: HeldBy | None, remote: RemoteBranch) -> Chec
     NOT_VERIFIED while the remote could not be read, NOT_ON_REMOTE when it has no branch."""
     if held_by is None:
         none_here = f"commit {commit[:12]} is not checked: precompact's git directory here has no branch {remote.branch} (a moved project, or a new machine)"
-        if remote.problem is not None:
-            return Check(NOT_VERIFIED, f"{none_here}, and {remote.remote} could not be read: {remote.problem}")
+        if remote.reason is not None:
+            return Check(
+                NOT_VERIFIED, f"{none_here}, and {remote.remote} could not be read: {_remote_said(remote.reason)}"
+            )
         return Check(NOT_ON_REMOTE, f"{none_here}, and {remote.remote} has no branch {remote.branch}")
     if commit in held_by.commits:
         return None
@@ -618,7 +622,7 @@ def on_remote(commit: str, held: bool | None, remote: RemoteBranch, failure: str
         return Check(
             NOT_VERIFIED,
             f"commit {commit[:12]} is here, but {remote.remote} could not be read to check that it holds it: "
-            f"{_remote_said(remote.problem)}",
+            f"{_remote_said(remote.reason)}",
         )
     why = (
         _remote_said(failure)
@@ -876,7 +880,9 @@ def locally_rooted(savepoint: Savepoint, found: Snapshot | None) -> Snapshot:
             "this machine did not write it (its index line carries no tag of this machine's key): no root vouches for it"
         )
     if found is None:
-        raise Unrooted(f"its snapshot {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/")
+        raise Unrooted(
+            f"its snapshot {quoting.path(savepoint.snapshot_file)} is missing, misnamed or not a plain file in logs/"
+        )
     check_local_root(found, savepoint)
     return found
 

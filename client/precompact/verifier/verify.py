@@ -149,9 +149,9 @@ def _nothing_held(config: Config, remote: RemoteBranch | None, chain: verdicts.C
     read, unread = ["the index holds no savepoint"], []
     if not config.git_layer:
         read.append("git off")
-    elif remote is None or remote.problem is not None:
+    elif remote is None or remote.reason is not None:
         unread.append(
-            f"{config.remote} could not be read: {remote.problem if remote else 'the repository did not open'}"
+            f"{config.remote} could not be read: {quoting.inline(remote.reason) if remote and remote.reason else 'the repository did not open'}"
         )
     else:
         read.append(f"{remote.remote}'s {remote.branch} " + ("holds none" if remote.exists else "does not exist"))
@@ -448,7 +448,7 @@ def _check_local(local: verdicts.LocalSnapshots, savepoint, previous, chunk_stor
             Finding(
                 n,
                 "layer 1",
-                f"snapshot file {savepoint.snapshot_file!r} is missing, misnamed or not a plain file in logs/",
+                f"snapshot file {quoting.path(savepoint.snapshot_file)} is missing, misnamed or not a plain file in logs/",
             )
         ]
     try:
@@ -491,7 +491,9 @@ def _check_git(
         return [], found(verdict), layer_2
     committed = verdicts.read_snapshot(copy.data, "git") if copy.data is not None else local
     if committed is None:
-        unread = verdicts.Check(verdicts.FAILED, f"{copy.name} at commit {copy.commit[:12]} could not be read")
+        unread = verdicts.Check(
+            verdicts.FAILED, f"{quoting.path(copy.snapshot_file)} at commit {copy.commit[:12]} could not be read"
+        )
         return found(unread), [], unread
     problems, unchecked = chunk_store.git_problems(remote, committed, copy.commit)
     if unchecked and layer_2.status == verdicts.VERIFIED:
