@@ -411,25 +411,17 @@ def _continuing_transaction(
 ) -> str | None:
     """The transaction that created `continued`'s record as a continuation of `old`'s (both keys
     signing, or with `recover` the new key alone), as the record's own history states it: its
-    first transaction that succeeded; None when that is not one."""
-    for entry in history.signatures_for_address(client, str(continued.address)):
-        if entry.get("err") is not None:
-            continue
-        fetched = history.transaction(client, entry["signature"])
-        if fetched is None or fetched.failed:
-            continue
-        try:
-            parsed = transaction.parse(fetched.data, continued.program_id, continued.address)
-        except transaction.Unreadable:
-            return None
-        for write in parsed.writes:
-            if write.problem is not None or write.authority != continued.authority:
-                continue
-            if (not recover and write.kind == "rotated_in" and write.other == old.authority) or (
-                recover and write.kind == "recovered_in" and write.other == old.address
-            ):
-                return parsed.signature
+    first transaction that wrote to it; None when that is not one."""
+    parsed = history.first_write(client, continued.program_id, continued.address)
+    if parsed is None:
         return None
+    for write in parsed.writes:
+        if write.problem is not None or write.authority != continued.authority:
+            continue
+        if (not recover and write.kind == "rotated_in" and write.other == old.authority) or (
+            recover and write.kind == "recovered_in" and write.other == old.address
+        ):
+            return parsed.signature
     return None
 
 

@@ -125,21 +125,9 @@ def _cut_rotation(client: rpc.Cluster, roots: verdicts.Roots, rotations: list[sa
 
 
 def _first_write(client: rpc.Cluster, roots: verdicts.Roots) -> transaction.Write | None:
-    """The program's first write to `roots`' record, in its first transaction that succeeded and
-    wrote to it (lamports sent to the address write nothing)."""
-    for entry in history.signatures_for_address(client, str(roots.address)):
-        if entry.get("err") is not None:
-            continue
-        fetched = history.transaction(client, entry["signature"])
-        if fetched is None or fetched.failed:
-            continue
-        try:
-            parsed = transaction.parse(fetched.data, roots.program_id, roots.address)
-        except transaction.Unreadable:
-            return None
-        if parsed.writes:
-            return parsed.writes[0]
-    return None
+    """The program's first write to `roots`' record (history.first_write)."""
+    parsed = history.first_write(client, roots.program_id, roots.address)
+    return parsed.writes[0] if parsed is not None else None
 
 
 def _not_on_chain(config: Config, sequence: int, first: int, cut: str | None = None) -> str:

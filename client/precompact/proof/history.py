@@ -9,7 +9,10 @@ import binascii
 import re
 from dataclasses import dataclass
 
+from solders.pubkey import Pubkey
+
 from precompact.chain import rpc
+from precompact.proof import transaction as parsing
 
 _SIGNATURE = re.compile(r"[1-9A-HJ-NP-Za-km-z]{32,88}")  # base58, so safe to print
 PAGE = 1000  # getSignaturesForAddress's largest page
@@ -102,3 +105,22 @@ def statuses(cluster: rpc.Cluster, signatures: list[str]) -> list[dict | None]:
             raise _malformed(cluster, "getSignatureStatuses", "a status that is not an object")
         found.extend(value)
     return found
+
+
+def first_write(cluster: rpc.Cluster, program_id: Pubkey, address: Pubkey) -> parsing.Parsed | None:
+    """The first transaction that succeeded and wrote to the program's record at `address`, parsed
+    (lamports anyone sends to the address first write nothing, so they are passed over): how the
+    record began. None when the history holds none, or it is not one whose signatures verify."""
+    for entry in signatures_for_address(cluster, str(address)):
+        if entry.get("err") is not None:
+            continue
+        fetched = transaction(cluster, entry["signature"])
+        if fetched is None or fetched.failed:
+            continue
+        try:
+            parsed = parsing.parse(fetched.data, program_id, address)
+        except parsing.Unreadable:
+            return None
+        if parsed.writes:
+            return parsed
+    return None
