@@ -234,6 +234,8 @@ def test_status_remote_names_a_teammates_branch_it_cannot_read_and_fails_an_alte
     assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
     other = bob.run("status", "--remote", "--signer", _signing_key(bob), "--signer", yours)
     assert other.returncode == EXIT_NOT_VERIFIED and "– alice: branch " in other.stdout, other.stdout
+    assert f"signed by {theirs}, not {yours}, the key you pinned: " in other.stdout, other.stdout
+    assert f"--signer {theirs}" not in other.stdout, other.stdout
     assert bob.run("status", "--signer", theirs).returncode == 2
 
     # docs/security.md: which key is a teammate's own is their branch's claim (named, and marked
@@ -537,6 +539,8 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert unpinned.stderr == f"Error: {said}\n", unpinned.stderr
     wrong = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(carol))
     assert wrong.returncode == EXIT_NOT_VERIFIED and "alice-marker" not in wrong.stdout, wrong.stdout + wrong.stderr
+    assert f"signed by {key}, not {_signing_key(carol)}, the key you pinned" in wrong.stderr, wrong.stderr
+    assert f"--signer {key}" not in wrong.stderr, wrong.stderr
     assert bob.run("recall", "x", "--signer", key).returncode == 2
 
     found = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key, "--json")
@@ -782,12 +786,24 @@ def test_status_remote_prints_the_names_and_times_a_pushed_index_states_only_quo
     assert not [line for line in listed.stdout.splitlines() if line.lstrip().startswith("verified: run")]
 
 
+def test_a_branch_signed_by_none_of_several_keys_pinned_names_them_all_and_suggests_none():
+    from precompact.verifier import team
+
+    said = team.unpinned("MALLORY", "ALICE", ("CAROL", "BOB", "CAROL"))
+    assert said is not None and said.startswith("signed by MALLORY, not BOB or CAROL, the keys you pinned: "), said
+    assert "another key saved under this name" in said and "--signer" not in said, said
+    assert team.unpinned("BOB", "ALICE", ("CAROL", "BOB")) is None
+    assert team.unpinned("ALICE", "ALICE", ()) is None
+    assert team.unpinned(None, "ALICE", ()) is not None
+
+
 def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_under_the_key_you_pinned(tmp_path):
     """review7b F1: anyone who can push can save under a teammate's name with a key of their
     own; their index becomes the branch's tip. Alice pinned bob's key: `status --remote`,
     `recall --from` and `resurrect --instance` each hold the branch to it (one rule,
-    verifier/team.py `unpinned`) and say "not verified", naming the other key, exit 4; the
-    intruder's text is never searched."""
+    verifier/team.py `unpinned`) and say "not verified", naming the other key and the one she
+    pinned, exit 4; the intruder's text is never searched, and its key is never suggested for
+    `--signer` (review8 F2: that advice invited trusting the intruder)."""
     remote = bare_remote(tmp_path)
     bob = person(tmp_path, "bob", str(remote), "--no-encrypt")
     alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
@@ -803,15 +819,25 @@ def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_und
     assert intruder.save().returncode == SAVED
     assert intruder.run("flush").returncode == 0  # pushed: merged on top of bob's branch, its index the tree
     theirs = _signing_key(intruder)
-    said = f"signed by {theirs}, not a key you pinned (this project's key is {_signing_key(alice)}): pass --signer {theirs} if you trust it"
+    said = f"signed by {theirs}, not {_signing_key(bob)}, the key you pinned: another key saved under this name, unless you did not pin this instance's key (`precompact restore` on the pinned key's machine walks back to its own savepoints)"
+    suggested = f"--signer {theirs}"
     listed = alice.run("status", "--remote", "--signer", _signing_key(bob))
     assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
     assert "– bob: branch " in listed.stdout and said in listed.stdout and "✓ bob" not in listed.stdout, listed.stdout
+    assert suggested not in listed.stdout + listed.stderr, listed.stdout
     recalled = alice.run("recall", "intruder", "--from", "bob", "--signer", _signing_key(bob))
     assert recalled.returncode == EXIT_NOT_VERIFIED and recalled.stdout == "", recalled.stdout + recalled.stderr
     assert said in recalled.stderr and "nothing was searched" in recalled.stderr, recalled.stderr
+    assert suggested not in recalled.stderr, recalled.stderr
     resurrected = alice.run("resurrect", "--instance", "bob", "--signer", _signing_key(bob))
     assert resurrected.returncode == EXIT_NOT_VERIFIED and said in resurrected.stdout, resurrected.stdout
+    assert suggested not in resurrected.stdout + resurrected.stderr, resurrected.stdout
+
+    # With no pin, the branch's own key is the one to compare and pin: that advice stays.
+    unpinned = alice.run("status", "--remote")
+    assert unpinned.returncode == EXIT_NOT_VERIFIED, unpinned.stdout + unpinned.stderr
+    advised = f"signed by {theirs}, not a key you pinned (this project's key is {_signing_key(alice)}): pass --signer {theirs} if you trust it"
+    assert advised in unpinned.stdout and "the key you pinned" not in unpinned.stdout, unpinned.stdout
 
 
 def test_restore_reads_the_history_back_a_bounded_walk_at_a_time_and_at_names_where_it_stopped(tmp_path, monkeypatch):

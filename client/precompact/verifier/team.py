@@ -12,7 +12,8 @@ its signed line states. Which key is the instance's own is the branch's claim (a
 push can save under any name with a key of their own): it is named, and another instance's
 branch is VERIFIED only when that key is your configured key (the root `verify` uses) or one you
 pinned with `--signer` (`unpinned`, the one rule every command that reads a teammate's branch
-applies); otherwise it is not verified, naming the key to pin. This project's own branch is held
+applies); otherwise it is not verified, naming the key to pin, or, when keys were pinned and it is
+none of them, naming them and never suggesting it (another key saved under the name). This project's own branch is held
 to the configured key: a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
 read: it is listed, not verified. A branch rewound to an older state of its own verifies here
 (its owner's `verify` says what it lacks)."""
@@ -166,10 +167,19 @@ def unpinned(key: str | None, mine: str | None, pins: Collection[str]) -> str | 
     """Why `key`, the key another instance's branch claims as its own (`own_key`), vouches for
     nothing here: the one rule `status --remote`, `resurrect --instance/--from` and `recall
     --from` hold a teammate's branch to. None when `key` is this project's configured key
-    (`mine`) or one the user pinned (`pins`, from `--signer`); else the reason, naming the fix."""
+    (`mine`) or one the user pinned (`pins`, from `--signer`); else the reason. With no pin it
+    names the fix (pin `key` if you trust it); with pins, `key` is not the one the user vouched
+    for: most likely another key saved under the name (a pin given for another instance, as in
+    `status --remote` over several, is the other case), so it is named and never suggested."""
     if key is not None and (key == mine or key in pins):
         return None
-    return f"signed by {key}, not a key you pinned (this project's key is {mine}): pass --signer {key} if you trust it"
+    if not pins:
+        return (
+            f"signed by {key}, not a key you pinned (this project's key is {mine}): pass --signer {key} if you trust it"
+        )
+    pinned = sorted(set(pins))
+    which = f"{pinned[0]}, the key you pinned" if len(pinned) == 1 else f"{' or '.join(pinned)}, the keys you pinned"
+    return f"signed by {key}, not {which}: another key saved under this name, unless you did not pin this instance's key (`precompact restore` on the pinned key's machine walks back to its own savepoints)"
 
 
 def held_to_your_keys(
