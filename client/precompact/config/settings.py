@@ -204,6 +204,7 @@ def load(start: Path, environ: dict | None = None) -> Config:
     if approved.sha256 != config_trust.digest(content):
         raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
     config = parse(root, content, environ)
+    check_keys(config, worktree)
     try:
         check_repository(config, worktree, approved.repository)
     except UntrustedConfig:
@@ -280,7 +281,7 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     overrides = os.environ if environ is None else environ
-    in_file = _keypair(raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
+    in_file = _keypair(root, raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
     for variable, (section, key) in ENV_OVERRIDES.items():
         if overrides.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
@@ -288,8 +289,36 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     return config if in_file in (None, config.keypair) else config.replace(keypair_in_file=in_file)
 
 
-def _keypair(raw: dict) -> Path:
-    return Path(_Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+def _keypair(root: Path, raw: dict) -> Path:
+    # Relative to the project, as every other path of the file is: not to wherever a command runs.
+    return _path(root, _Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR))
+
+
+def key_inside_project(path: Path, project: list[Path]) -> Path | None:
+    """Where `path` resolves when that is inside one of the `project` directories (the
+    configuration's directory, its git work tree), else None. Symlinks are followed: a link
+    inside the project to a file outside it is judged by that file, the user's own key the link
+    only names; a link out of the project to a file inside it is the project's file. A path
+    that cannot be resolved (a symlink loop) counts as inside: nothing shows it is the user's."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return path
+    return resolved if any(resolved.is_relative_to(p.resolve()) for p in project) else None
+
+
+def check_keys(config: Config, worktree: Path | None) -> None:
+    """`chain.keypair` and `encryption.identity` must be files outside the project: a key the
+    project holds is one its repository can ship, and a key the repository ships would make
+    the savepoints in the `logs/` it ships verify as the user's own (and is a secret committed
+    to the repository)."""
+    project = [p for p in (config.root, worktree) if p is not None]
+    for setting, path in ((config.keypair_setting, config.keypair), ("encryption.identity", config.identity)):
+        inside = None if path is None else key_inside_project(path, project)
+        if inside is not None:
+            raise UntrustedConfig(
+                f"{setting} {quoting.inline(str(path))}{'' if inside == path else f' (resolving to {quoting.inline(str(inside))})'} is inside the project, where a repository can ship it; move the key outside the project, e.g. ~/.config/precompact/…, and point {setting} at it"
+            )
 
 
 def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
@@ -359,7 +388,7 @@ def _validate(root: Path, raw: dict) -> Config:
             )
     if len(set(recipients)) != len(recipients):
         raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
-    keypair = _keypair(raw)
+    keypair = _keypair(root, raw)
     identity = r.string("encryption", "identity", "")
     git_table = raw.get("git")
     url = r.string("git", "url", "") if isinstance(git_table, dict) and "url" in git_table else None
