@@ -134,3 +134,13 @@ def test_a_keypair_behind_a_symlink_loop_is_refused(tmp_path):
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     with pytest.raises(UntrustedConfig, match="chain.keypair"):
         configuration.load(project, environ={})
+
+
+def test_init_refuses_a_key_inside_the_project_before_making_any_key_file(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    done = precompact(project, "init", "--yes", "--chain", "off", "--keypair", "keys/id.json")
+    assert done.returncode == 1
+    assert FIX in done.stderr.strip().splitlines()[-1]
+    assert not (project / "keys").exists() and not (project / configuration.CONFIG_NAME).exists()

@@ -291,7 +291,7 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
 
 def _keypair(root: Path, raw: dict) -> Path:
     # Relative to the project, as every other path of the file is: not to wherever a command runs.
-    return _path(root, _Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR))
+    return project_path(root, _Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR))
 
 
 def key_inside_project(path: Path, project: list[Path]) -> Path | None:
@@ -314,11 +314,18 @@ def check_keys(config: Config, worktree: Path | None) -> None:
     to the repository)."""
     project = [p for p in (config.root, worktree) if p is not None]
     for setting, path in ((config.keypair_setting, config.keypair), ("encryption.identity", config.identity)):
-        inside = None if path is None else key_inside_project(path, project)
-        if inside is not None:
-            raise UntrustedConfig(
-                f"{setting} {quoting.inline(str(path))}{'' if inside == path else f' (resolving to {quoting.inline(str(inside))})'} is inside the project, where a repository can ship it; move the key outside the project, e.g. ~/.config/precompact/…, and point {setting} at it"
-            )
+        problem = None if path is None else key_inside_problem(setting, path, project)
+        if problem is not None:
+            raise UntrustedConfig(problem)
+
+
+def key_inside_problem(setting: str, path: Path, project: list[Path]) -> str | None:
+    """The one line refusing `setting`'s key file `path` when it resolves inside `project`."""
+    inside = key_inside_project(path, project)
+    if inside is None:
+        return None
+    resolving = "" if inside == path else f" (resolving to {quoting.inline(str(inside))})"
+    return f"{setting} {quoting.inline(str(path))}{resolving} is inside the project, where a repository can ship it; move the key outside the project, e.g. ~/.config/precompact/…, and point {setting} at it"
 
 
 def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
@@ -397,7 +404,7 @@ def _validate(root: Path, raw: dict) -> Config:
     return Config(
         root=root,
         instance=instance,
-        repository=_path(root, r.string("git", "repository", ".")),
+        repository=project_path(root, r.string("git", "repository", ".")),
         remote=r.string("git", "remote", DEFAULT_REMOTE),
         branch=r.string("git", "branch", DEFAULT_BRANCH),
         cluster=cluster,
@@ -406,8 +413,8 @@ def _validate(root: Path, raw: dict) -> Config:
         authority=authority,
         git_layer=r.boolean("layers", "git", True),
         chain_layer=r.boolean("layers", "chain", True),
-        session_state=_path(root, session_state) if session_state else None,
-        include=tuple(_path(root, p) for p in r.strings("snapshot", "include", [])),
+        session_state=project_path(root, session_state) if session_state else None,
+        include=tuple(project_path(root, p) for p in r.strings("snapshot", "include", [])),
         exclude=tuple(r.strings("snapshot", "exclude", DEFAULT_EXCLUDE)),
         context_window=window,
         redaction=r.boolean("redaction", "enabled", True),
@@ -418,7 +425,7 @@ def _validate(root: Path, raw: dict) -> Config:
         brief_budget=budget,
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
         recipients=tuple(recipients),
-        identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
+        identity=project_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
         url=url,
     )
 
@@ -543,7 +550,8 @@ def _name(section, key) -> str:
     return key if section is None else f"{section}.{key}"
 
 
-def _path(root: Path, value: str) -> Path:
+def project_path(root: Path, value: str) -> Path:
+    """A path setting of root's configuration: relative ones are relative to the project."""
     path = Path(value).expanduser()
     return path if path.is_absolute() else root / path
 
