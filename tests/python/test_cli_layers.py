@@ -11,7 +11,7 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
 from precompact.chain import wire as chain
-from support.commands import INSTANCE, initialized, initialized_and_funded, invoke, run_git, statuses
+from support.commands import INSTANCE, initialized, initialized_and_funded, invoke, key_beside, run_git, statuses
 from support.localnet import free_port
 from support.projects import fund, pushed_branch
 
@@ -114,7 +114,7 @@ def test_commands_without_configuration_fail_with_one_line(tmp_path, monkeypatch
 
 def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    args = ["init", "--yes", "--keypair", str(tmp_path / "k.json")]
+    args = ["init", "--yes", "--keypair", str(key_beside(tmp_path))]
     first = invoke(*args)
     assert first.exit_code == 0
     assert "is not a git repository" in first.output
@@ -129,7 +129,7 @@ def test_init_refuses_to_overwrite_and_warns_outside_git(tmp_path, monkeypatch):
 
 def test_init_airdrop_funds_the_key_or_names_the_cluster_without_a_faucet(tmp_path, monkeypatch, localnet):
     monkeypatch.chdir(tmp_path)
-    keypair = tmp_path / "k.json"
+    keypair = key_beside(tmp_path)
     funded = invoke("init", "--yes", "--airdrop", "--cluster", localnet.url, "--keypair", str(keypair))
     assert funded.exit_code == 0 and "airdropped 1 SOL to" in funded.output
     pubkey = Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey()
@@ -174,7 +174,7 @@ def test_inspect_decodes_checks_and_compares(workspace, localnet, monkeypatch):
 
 def test_init_creates_a_private_keypair_and_refuses_one_that_is_not_a_keypair(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    keypair = tmp_path / "keys" / "k.json"
+    keypair = key_beside(tmp_path)
     created = invoke("init", "--yes", "--keypair", str(keypair))
     pubkey = Keypair.from_bytes(bytes(json.loads(keypair.read_text()))).pubkey()
     assert created.exit_code == 0 and f"created keypair {keypair} (public key {pubkey})" in created.output

@@ -20,7 +20,7 @@ import pytest
 
 from precompact.config import settings as configuration
 from support import transcript_gen
-from support.commands import INSTANCE, PRECOMPACT, invoke, run_git, statuses
+from support.commands import INSTANCE, PRECOMPACT, invoke, key_beside, run_git, statuses
 from support.localnet import free_port
 from support.projects import fund
 
@@ -152,7 +152,7 @@ def test_init_signs_with_its_own_key_not_the_solana_cli_wallet(tmp_path, monkeyp
 
 def test_init_with_a_named_wallet_warns_that_it_may_hold_funds(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    wallet = tmp_path / "solana" / "id.json"
+    wallet = key_beside(tmp_path)
     result = invoke("init", "--yes", "--chain", "off", "--keypair", str(wallet))
     assert result.exit_code == 0, result.output
     assert f"warning: signing with {wallet}; if it is a wallet that holds funds" in result.output

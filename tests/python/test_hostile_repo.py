@@ -881,7 +881,8 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     the approved configuration's own keypair signs (review 3: the savepoint went unsigned, silently,
     and status said nothing)."""
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
-    planted = project.path / "vendor-id.json"
+    # Beside the project: one inside it is refused outright (test_key_inside_project.py).
+    planted = tmp_path / "vendor-id.json"
     planted_key = keypair_file(planted)
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")

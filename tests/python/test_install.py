@@ -316,7 +316,7 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
 
 
 def new_project_here(project: Path) -> None:
-    assert invoke("init", "--yes", "--keypair", str(project / "k.json")).exit_code == 0
+    assert invoke("init", "--yes", "--keypair", str(project.parent / "k.json")).exit_code == 0
 
 
 def hooks_line(project: Path, env: dict[str, str]) -> str:
@@ -327,7 +327,7 @@ def hooks_line(project: Path, env: dict[str, str]) -> str:
 
 
 def test_from_a_subdirectory_the_project_scope_goes_to_the_root_and_the_user_scope_is_advised(project, monkeypatch):
-    assert invoke("init", "--yes", "--keypair", str(project / "k.json")).exit_code == 0
+    assert invoke("init", "--yes", "--keypair", str(project.parent / "k.json")).exit_code == 0
     deep = project / "src" / "deep"
     deep.mkdir(parents=True)
     monkeypatch.chdir(deep)

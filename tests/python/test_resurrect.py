@@ -11,7 +11,7 @@ from precompact.config import settings as configuration
 from precompact.local import savepoint_log
 from precompact.restore import brief as restore_brief
 from precompact.restore import resurrect
-from support.commands import INSTANCE, hook, initialized_and_funded, invoke, landed, run_git, wait_until
+from support.commands import INSTANCE, hook, initialized_and_funded, invoke, key_beside, landed, run_git, wait_until
 from support.projects import trust
 from support.transcript_gen import generate, payload, saved_sequence
 
@@ -99,13 +99,16 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     authority, transcript = saved(project, localnet, monkeypatch, count=2)
     elsewhere = project.parent / "elsewhere"
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
-    config = f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n'
+    config = f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{key_beside(elsewhere, "absent.json")}"\nauthority = "{authority.pubkey()}"\n'
     (elsewhere / ".precompact.toml").write_text(config)
     trust(elsewhere)
     monkeypatch.chdir(elsewhere)
     # The savepoints went encrypted (init's default): without the identity, one line says so.
     missing = invoke("resurrect")
-    assert missing.exit_code == 1 and f"no age identity at {elsewhere / configuration.IDENTITY_NAME}" in missing.output
+    assert (
+        missing.exit_code == 1
+        and f"no age identity at {key_beside(elsewhere, configuration.IDENTITY_NAME)}" in missing.output
+    )
     assert len(missing.output.strip().splitlines()) == 1
     # The identity `init` made, copied over: the chain, the identity and the remote suffice.
     (elsewhere / ".precompact.toml").write_text(
@@ -193,7 +196,7 @@ def test_a_tampered_local_snapshot_is_named_and_git_supplies_the_copy(workspace,
 
 def test_the_brief_stays_under_the_limit_with_huge_messages(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert invoke("init", "--yes", "--instance", INSTANCE, "--keypair", str(tmp_path / "id.json")).exit_code == 0
+    assert invoke("init", "--yes", "--instance", INSTANCE, "--keypair", str(key_beside(tmp_path))).exit_code == 0
     config_file = tmp_path / ".precompact.toml"
     config_file.write_text(
         config_file.read_text().replace("git = true", "git = false").replace("chain = true", "chain = false")

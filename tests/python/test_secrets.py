@@ -16,7 +16,7 @@ from precompact.local import savepoint_log
 from support import fault_trials
 from support.claude_code import wait_for_worker
 from support.commands import hook, wait_until
-from support.projects import full_document, fund, new_project, trust
+from support.projects import full_document, fund, new_project
 from support.secret_corpus import SECRETS, false_positives
 from support.transcript_gen import generate, payload
 
@@ -31,18 +31,11 @@ def git_objects(repository) -> bytes:
 def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
     project = new_project(tmp_path, "p", git_layer=True, chain_layer=True, cluster=localnet.url)
     fund(localnet.url, project.authority())
-    # The keypair lives inside the project, as careless setups have it.
+    # A copy of the keypair lives inside the project, as careless setups have it (chain.keypair
+    # cannot name it there: a key inside the project is refused; the session still reads it).
     keypair = project.path / "keys" / "deploy.json"
     keypair.parent.mkdir()
     keypair.write_bytes(project.keypair_file.read_bytes())
-    config = project.path / ".precompact.toml"
-    config.write_text(
-        "".join(
-            f'keypair = "{keypair}"\n' if line.startswith("keypair = ") else line
-            for line in config.read_text().splitlines(keepends=True)
-        )
-    )
-    trust(project.path)
     # Half the corpus in tool results of the transcript, the other half (and the keypair) in the
     # files those tool calls read.
     in_transcript, in_files = SECRETS[::2], SECRETS[1::2]

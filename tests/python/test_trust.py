@@ -29,7 +29,7 @@ from precompact.local import savepoint_log
 from precompact.remote import encryption as remote_crypto
 from precompact.verifier import verdicts
 from precompact.verifier import verify as verification
-from support.commands import precompact, run_git
+from support.commands import key_beside, precompact, run_git
 from support.json_rpc import JsonRpcServer
 from support.projects import fund, savepoint_branch
 from support.projects import trust as approve
@@ -196,7 +196,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     elsewhere = project.parent / "elsewhere"
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
     (elsewhere / ".precompact.toml").write_text(
-        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{elsewhere / "absent.json"}"\nauthority = "{authority.pubkey()}"\n[encryption]\nidentity = "{keys.identity}"\n'
+        f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{key_beside(elsewhere, "absent.json")}"\nauthority = "{authority.pubkey()}"\n[encryption]\nidentity = "{keys.identity}"\n'
     )
     approve(elsewhere)
     result = precompact(elsewhere, "resurrect", "--sequence", "1")
@@ -353,7 +353,7 @@ def test_the_recovery_path_does_not_confirm_what_a_lying_rpc_claims(workspace, l
         result.stdout
     )
     [mine] = savepoint_log.savepoints(project / "logs", INSTANCE)
-    assert mine.layer_3 == "FAILED" and "authority" in mine.failures[-1]
+    assert mine.layer_3 == "FAILED" and "authority" in mine.failures[-1].reason
 
 
 # --- A property: any single changed byte is named ---------------------------------------------

@@ -5,9 +5,11 @@ another from a terminal, and what changed since the last approval."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from precompact.boundary import git_env, processes, quoting
 from precompact.config import endpoint
+from precompact.config import settings as configuration
 from precompact.config.settings import Config
 
 # Every setting of a configuration, as `trust` shows it: where data goes (remote, cluster,
@@ -60,9 +62,27 @@ def settings(config: Config) -> dict[str, str]:
             hidden = endpoint.hidden_digest(config.cluster)
             digest = f" (its path, query and credentials not shown; sha256 {hidden})" if hidden else ""
             shown[name] = quoting.inline(endpoint.shown(config.cluster)) + digest
+        elif attribute in ("keypair", "identity"):
+            shown[name] = _key_file(config, getattr(config, attribute))
         else:
             shown[name] = _shown(getattr(config, attribute))
     return shown
+
+
+def _key_file(config: Config, path: Path | None) -> str:
+    """A key file's setting, with the file it resolves to when a link leads elsewhere, and its
+    refusal when that is inside the project (configuration.check_keys)."""
+    if path is None:
+        return _shown(path)
+    inside = configuration.key_inside_project(path, [config.root])
+    if inside is not None:
+        where = "" if inside == path else f"resolves to {_shown(inside)}, "
+        return f"{_shown(path)} ({where}inside the project: refused)"
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        resolved = path
+    return _shown(path) if resolved == path else f"{_shown(path)} (resolves to {_shown(resolved)})"
 
 
 def remote_url(config: Config) -> str:

@@ -204,6 +204,7 @@ def load(start: Path, environ: dict | None = None) -> Config:
     if approved.sha256 != config_trust.digest(content):
         raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
     config = parse(root, content, environ)
+    check_keys(config, worktree)
     try:
         check_repository(config, worktree, approved.repository)
     except UntrustedConfig:
@@ -280,7 +281,7 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     overrides = os.environ if environ is None else environ
-    in_file = _keypair(raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
+    in_file = _keypair(root, raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
     for variable, (section, key) in ENV_OVERRIDES.items():
         if overrides.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
@@ -288,8 +289,43 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     return config if in_file in (None, config.keypair) else config.replace(keypair_in_file=in_file)
 
 
-def _keypair(raw: dict) -> Path:
-    return Path(_Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR)).expanduser()
+def _keypair(root: Path, raw: dict) -> Path:
+    # Relative to the project, as every other path of the file is: not to wherever a command runs.
+    return project_path(root, _Reader(raw).string("chain", "keypair", DEFAULT_KEYPAIR))
+
+
+def key_inside_project(path: Path, project: list[Path]) -> Path | None:
+    """Where `path` resolves when that is inside one of the `project` directories (the
+    configuration's directory, its git work tree), else None. Symlinks are followed: a link
+    inside the project to a file outside it is judged by that file, the user's own key the link
+    only names; a link out of the project to a file inside it is the project's file. A path
+    that cannot be resolved (a symlink loop) counts as inside: nothing shows it is the user's."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return path
+    return resolved if any(resolved.is_relative_to(p.resolve()) for p in project) else None
+
+
+def check_keys(config: Config, worktree: Path | None) -> None:
+    """`chain.keypair` and `encryption.identity` must be files outside the project: a key the
+    project holds is one its repository can ship, and a key the repository ships would make
+    the savepoints in the `logs/` it ships verify as the user's own (and is a secret committed
+    to the repository)."""
+    project = [p for p in (config.root, worktree) if p is not None]
+    for setting, path in ((config.keypair_setting, config.keypair), ("encryption.identity", config.identity)):
+        problem = None if path is None else key_inside_problem(setting, path, project)
+        if problem is not None:
+            raise UntrustedConfig(problem)
+
+
+def key_inside_problem(setting: str, path: Path, project: list[Path]) -> str | None:
+    """The one line refusing `setting`'s key file `path` when it resolves inside `project`."""
+    inside = key_inside_project(path, project)
+    if inside is None:
+        return None
+    resolving = "" if inside == path else f" (resolving to {quoting.inline(str(inside))})"
+    return f"{setting} {quoting.inline(str(path))}{resolving} is inside the project, where a repository can ship it; move the key outside the project, e.g. ~/.config/precompact/…, and point {setting} at it"
 
 
 def check_repository(config: Config, worktree: Path | None, approved: str | None) -> None:
@@ -359,7 +395,7 @@ def _validate(root: Path, raw: dict) -> Config:
             )
     if len(set(recipients)) != len(recipients):
         raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
-    keypair = _keypair(raw)
+    keypair = _keypair(root, raw)
     identity = r.string("encryption", "identity", "")
     git_table = raw.get("git")
     url = r.string("git", "url", "") if isinstance(git_table, dict) and "url" in git_table else None
@@ -368,7 +404,7 @@ def _validate(root: Path, raw: dict) -> Config:
     return Config(
         root=root,
         instance=instance,
-        repository=_path(root, r.string("git", "repository", ".")),
+        repository=project_path(root, r.string("git", "repository", ".")),
         remote=r.string("git", "remote", DEFAULT_REMOTE),
         branch=r.string("git", "branch", DEFAULT_BRANCH),
         cluster=cluster,
@@ -377,8 +413,8 @@ def _validate(root: Path, raw: dict) -> Config:
         authority=authority,
         git_layer=r.boolean("layers", "git", True),
         chain_layer=r.boolean("layers", "chain", True),
-        session_state=_path(root, session_state) if session_state else None,
-        include=tuple(_path(root, p) for p in r.strings("snapshot", "include", [])),
+        session_state=project_path(root, session_state) if session_state else None,
+        include=tuple(project_path(root, p) for p in r.strings("snapshot", "include", [])),
         exclude=tuple(r.strings("snapshot", "exclude", DEFAULT_EXCLUDE)),
         context_window=window,
         redaction=r.boolean("redaction", "enabled", True),
@@ -389,7 +425,7 @@ def _validate(root: Path, raw: dict) -> Config:
         brief_budget=budget,
         insecure_cluster=cluster.startswith("http://") and not is_loopback_url(cluster),
         recipients=tuple(recipients),
-        identity=_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
+        identity=project_path(root, identity) if identity else keypair.parent / IDENTITY_NAME,
         url=url,
     )
 
@@ -514,7 +550,8 @@ def _name(section, key) -> str:
     return key if section is None else f"{section}.{key}"
 
 
-def _path(root: Path, value: str) -> Path:
+def project_path(root: Path, value: str) -> Path:
+    """A path setting of root's configuration: relative ones are relative to the project."""
     path = Path(value).expanduser()
     return path if path.is_absolute() else root / path
 

@@ -395,6 +395,8 @@ def trust(repo, yes, as_json) -> None:
         _say(f"{path} (sha256:{sha}) sets:")
     for line in shown or ["  (the same settings as you approved; the file's bytes differ)"]:
         _say(line)
+    # After the settings, so that the user reads which key file is refused and where it resolves.
+    configuration.check_keys(loaded, worktree)
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise click.ClickException(

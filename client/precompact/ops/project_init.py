@@ -291,6 +291,11 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
         warn(
             f"warning: remote {values['remote']!r} has no URL yet, so git.url is not recorded; once it has one, run `precompact init --force --url URL`"
         )
+    # Before any key file is made: one inside the project would be refused when the file loads.
+    for setting, value in (("chain.keypair", values["keypair"]), ("encryption.identity", values.get("identity"))):
+        problem = value and configuration.key_inside_problem(setting, configuration.project_path(root, value), [root])
+        if problem:
+            raise InitError(problem)
     if values.get("identity"):
         found = _identity(values, choices)
         values["recipients"] = found.recipients

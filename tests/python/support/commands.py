@@ -105,6 +105,12 @@ def invoke(*args: str, env: dict | None = None) -> Result:
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
 
 
+def key_beside(project: Path, name: str = "id.json") -> Path:
+    """A key file's path beside the project folder, not in it (a key inside the project is
+    refused: docs/security.md), in a folder of this project's own."""
+    return project.parent / f"{project.name}-keys" / name
+
+
 def initialized(project: Path, monkeypatch, cluster: str) -> Keypair:
     monkeypatch.chdir(project)
     keypair_path = project.parent / "id.json"
