@@ -374,7 +374,8 @@ def test_fold_applies_layer_events_in_order():
         {"event": "LAYER_3_CONFIRMED", "sequence": 1, "signature": "no instance: ignored"},
     ]
     first, second = savepoint_log.fold(events)
-    assert (first.layer_2, first.commit, first.failures) == ("PUSHED", "c1", ["layer_2: remote unreachable"])
+    assert (first.layer_2, first.commit) == ("PUSHED", "c1")
+    assert first.failures == [savepoint_log.Failure(layer="layer_2", reason="remote unreachable")]
     assert first.snapshot_hash == "aa" and first.layer_3 == "QUEUED_FOR_BLOCKCHAIN"
     assert (second.layer_3, second.chain_signature, second.chain_slot) == ("CONFIRMED", "sig", 9)
     assert second.compact_summary == "we did things"
