@@ -173,27 +173,8 @@ def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
     each checked against the user's key, naming the line it left out (exit 1)."""
     from solders.keypair import Keypair
 
-    from precompact.local import savepoint_log
-    from precompact.verifier import signed
-
     foreign = Keypair()
-    signer = signed.Signer(bytes(foreign)[:32], str(foreign.pubkey()))
-    read = savepoint_log.parse((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True))
-    lines = [json.dumps(e) for e in read.events if e["event"] == "SAVEPOINT_CREATED"]
-    for savepoint in read.savepoints:
-        line = signer.sign(savepoint)
-        lines.append(
-            json.dumps(
-                {
-                    "event": "SAVEPOINT_SIGNED",
-                    "instance": savepoint.instance,
-                    "sequence": savepoint.sequence,
-                    "signer": line.signer,
-                    "line_signature": line.signature,
-                }
-            )
-        )
-    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": ("\n".join(lines) + "\n").encode()})
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _signed_by(project, foreign)})
     clone, env = _second_machine(project, tmp_path)
     restored = precompact(clone, "restore", "--json", env=env)
     assert restored.returncode == 1
@@ -213,6 +194,30 @@ def test_a_foreign_signers_lines_are_not_verified(project, tmp_path):
     checks = json.loads(found.stdout)["checks"]
     assert checks["integrity"]["status"] == "verified", checks
     assert str(foreign.pubkey()) not in checks["integrity"]["detail"], checks
+
+
+def _signed_by(project, foreign) -> bytes:
+    """The project's index with every savepoint's line signed by `foreign` (a Keypair), not its own key."""
+    from precompact.local import savepoint_log
+    from precompact.verifier import signed
+
+    signer = signed.Signer(bytes(foreign)[:32], str(foreign.pubkey()))
+    read = savepoint_log.parse((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True))
+    lines = [json.dumps(e) for e in read.events if e["event"] == "SAVEPOINT_CREATED"]
+    for savepoint in read.savepoints:
+        line = signer.sign(savepoint)
+        lines.append(
+            json.dumps(
+                {
+                    "event": "SAVEPOINT_SIGNED",
+                    "instance": savepoint.instance,
+                    "sequence": savepoint.sequence,
+                    "signer": line.signer,
+                    "line_signature": line.signature,
+                }
+            )
+        )
+    return ("\n".join(lines) + "\n").encode()
 
 
 def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -> None:
@@ -373,29 +378,10 @@ def test_restores_walk_back_skips_an_index_copy_over_what_precompact_writes_and_
     user's own savepoints from before it, verified."""
     from solders.keypair import Keypair
 
-    from precompact.local import savepoint_log
-    from precompact.verifier import signed
-
     _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _oversized_index()})
     oversized = _remote_tip(project)
     foreign = Keypair()
-    signer = signed.Signer(bytes(foreign)[:32], str(foreign.pubkey()))
-    read = savepoint_log.parse((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True))
-    lines = [json.dumps(e) for e in read.events if e["event"] == "SAVEPOINT_CREATED"]
-    for savepoint in read.savepoints:
-        line = signer.sign(savepoint)
-        lines.append(
-            json.dumps(
-                {
-                    "event": "SAVEPOINT_SIGNED",
-                    "instance": savepoint.instance,
-                    "sequence": savepoint.sequence,
-                    "signer": line.signer,
-                    "line_signature": line.signature,
-                }
-            )
-        )
-    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": ("\n".join(lines) + "\n").encode()})
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _signed_by(project, foreign)})
     clone, env = _second_machine(project, tmp_path)
     restored = precompact(clone, "restore", "--json", env=env)
     assert restored.returncode == 1, restored.stdout + restored.stderr
