@@ -66,3 +66,23 @@ def test_status_says_retrying_while_the_worker_will_retry_and_failed_once_it_is_
         os.kill(pid, signal.SIGKILL)
         assert wait_until(lambda pid=pid: not _alive(pid), 15)
     assert "chain FAILED" in status(), "a retry file left by a killed worker is not believed"
+
+
+def test_a_request_the_worker_cannot_take_does_not_keep_it_running(tmp_path, capfd):
+    """review9b F4: a logs/ that came with the project holding a request and a directory where the
+    worker's claim goes made every round fail and the worker go round for ever (137 rounds in 30 s)."""
+    import threading
+
+    from support.projects import new_project
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    pending = project.logs / "precompact-pending"
+    (pending / "S1.computing").mkdir(parents=True)
+    (pending / "S1.request").write_text("{}")
+
+    done = threading.Event()
+    runner = threading.Thread(target=lambda: (worker.run(project.path), done.set()), daemon=True)
+    runner.start()
+    assert done.wait(60), "the worker returns when a round took nothing"
+    log = capfd.readouterr().out  # the spawned worker's output is its log file
+    assert log.count("addenda not computed") == 1, log

@@ -66,7 +66,7 @@ def run(root: Path) -> None:
             stuck = not _write_queued(root)
             seen = _index_state(approved)
             _update_recall(configuration.load(root))
-            _prepare_addenda(configuration.load(root))
+            addenda_stuck = not _prepare_addenda(configuration.load(root))
             said: set[str] = set()
             try:
                 for pause in (*BACKOFF_SECONDS, None):
@@ -90,7 +90,7 @@ def run(root: Path) -> None:
         if (
             _index_state(approved) == seen
             and (stuck or not api.savepoints_queued(approved))
-            and not api.addenda_requested(approved)
+            and (addenda_stuck or not api.addenda_requested(approved))
         ):
             return
 
@@ -145,18 +145,21 @@ def _keep_dropped_lists(loaded: configuration.Config, arrived: Callable[[], bool
         _log(note)
 
 
-def _prepare_addenda(loaded: configuration.Config) -> None:
+def _prepare_addenda(loaded: configuration.Config) -> bool:
     """Computes what each compaction summary asked for left out (ops/addendum.py), before Layers
-    2 and 3: the session is waiting for it. A failure is logged; the session then has none."""
+    2 and 3: the session is waiting for it. Whether it could; a failure is logged, the session then
+    has none, and this worker does not go round again for it (a request it cannot take would keep
+    it running for ever)."""
     from precompact import api
 
     try:
         notes = api.prepare_addenda(loaded)
     except Exception as e:  # noqa: BLE001 - the addendum is a convenience: the layers go on without it
         _log(f"addenda not computed: {e!r}")
-        return
+        return False
     for note in notes:
         _log(note)
+    return True
 
 
 def next_retry(logs: Path) -> float | None:
