@@ -550,9 +550,10 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert not list(Draft202012Validator(schema).iter_errors(document))
     assert document["hits"] and all(hit["instance"] == "alice" for hit in document["hits"]), document
     assert "alice-marker-1" in document["hits"][0]["excerpt"]
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
     assert (
         document["notes"][0]
-        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}, the key you pinned"
+        == f"alice's savepoints on branch {alice.branch} of origin at {tip[:12]} (its tip; its history is not read), each checked against its own key {key}, the key you pinned"
     )
     shown = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key)
     assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
@@ -574,7 +575,7 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     # status --remote lists her branch, "not verified" (exit 4), and reads nothing of it.
     listed = carol.run("status", "--remote")
     assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
-    assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
+    assert f"– (an instance whose index cannot be read here): branch {alice.branch}" in listed.stdout, listed.stdout
     assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
 
     both = bob.run("recall", "x", "--from", "alice", "--everywhere")
