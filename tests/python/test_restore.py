@@ -373,8 +373,9 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     with a line that does not parse, or one of 64 MB + 1 byte (never read: git states its size
     first). `restore` walks back past it as past another key's line: it restores your savepoints
     from the commit before, verified, and says in one line what it left out and where it
-    restored from (exit 1); `verify` and `status --remote` on the machine that wrote them each
-    fail the branch in the same words (exit 1), naming it as this project's own."""
+    restored from (exit 1); `flush`, `verify` and `status --remote` on the machine that wrote them
+    each fail the branch in the same words (exit 1), naming it as this project's own, until its
+    next savepoint's push puts its index back on top."""
     before = _remote_tip(project)
     lines = len((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines())
     copy = _garbage_appended(project) if spoilt == "garbage" else _oversized_index()
@@ -402,6 +403,14 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     assert listed.returncode == 1, listed.stdout + listed.stderr
     mine = f"✗ Trial #1 (this project's instance): branch {project.branch}, last savepoint -, commit {tip[:10]}"
     assert listed.stdout.splitlines() == [mine, f"    FAILED: {why}"], listed.stdout
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1 and f"✗ Layer 2: branch {project.branch} at {tip[:12]}: {why}" in flushed.stdout
+    # As verify and flush say, the next savepoint's push puts the index back on top: verified again.
+    fix = "(your next savepoint's push puts your index back on top)"
+    assert fix in verify.stdout and fix in flushed.stdout, verify.stdout + flushed.stdout
+    _saved(project, tmp_path, 1, name="next.jsonl")
+    again = precompact(project.path, "verify")
+    assert again.returncode == 0 and again.stdout.startswith("✓ 4 savepoint(s) verified"), again.stdout
 
 
 def test_an_unreadable_tip_with_none_of_your_index_behind_it_within_the_walk_is_refused_naming_at(

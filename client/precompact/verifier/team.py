@@ -225,7 +225,7 @@ def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None])
     """What is wrong with the index at the tip of this project's instance branch as last
     fetched from the remote (the caller fetches it): over the size precompact writes, a line
     that does not parse (`parsed_copy`), or a line another key signed (`foreign_line`); the
-    words `status --remote` gives. None when every signed line is the configured key's, or
+    words `status --remote` gives, and the fix. None when every signed line is the configured key's, or
     when the copy is encrypted to identities not here or absent (the git verdicts say why)."""
     from precompact.remote import gitstore
 
@@ -239,7 +239,9 @@ def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None])
     problem = (
         read if isinstance(read, str) else foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
     )
-    return f"branch {target.branch} at {tip[:12]}: {problem}" if problem else None
+    if not problem:
+        return None
+    return f"branch {target.branch} at {tip[:12]}: {problem} (your next savepoint's push puts your index back on top)"
 
 
 def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None]) -> set[str]:
