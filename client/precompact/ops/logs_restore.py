@@ -170,10 +170,11 @@ def _own_index(
     repo, target: gitstore.Target, start: str, instance: str, keys: dict[str, int | None]
 ) -> tuple[str, str]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
-    key signed or cannot be read as precompact writes it, and what to say of it: of the WALK newest commits of `start`'s history that
-    changed the index copy, the one whose index holds the most savepoints of `instance`, each
-    signed by one of `keys` and none by another (copies of a prefix of yours, pushed later, lose
-    to the longer index), the newest on a tie; `start` itself when none does."""
+    key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
+    commits of `start`'s history that changed the index copy, the one whose index holds the
+    most savepoints of `instance`, each signed by one of `keys` and none by another (copies of
+    a prefix of yours, pushed later, lose to the longer index), the newest on a tie; `start`
+    itself when none does."""
     name = f"logs/{savepoint_log.INDEX_NAME}"
     commits = gitstore.commits_changing(repo, start, name, WALK + 1)
     read, beyond = commits[:WALK], commits[WALK:]
