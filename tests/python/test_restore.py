@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from support import transcript_gen
-from support.commands import precompact, run_git
+from support.commands import invoke, precompact, run_git
 from support.projects import Project, new_project, pushed_branch
 
 LACKING = "the remote holds 3 savepoint(s) that logs/ lacks: run `precompact restore`"
@@ -360,16 +360,83 @@ def _remote_tip(project: Project) -> str:
     return run_git(project.remote, "rev-parse", f"refs/heads/{project.branch}").strip()
 
 
-def test_an_index_copy_over_what_precompact_writes_at_the_tip_is_not_read_and_restore_says_so(project, tmp_path):
-    """docs/security.md: whoever can push puts a 64 MB + 1 byte index copy at the tip; restore
-    reads none of it (git states its size first) and says so in one line, exit 1, nothing written."""
-    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _oversized_index()})
+def _garbage_appended(project: Project) -> bytes:
+    """The project's index with one line that does not parse appended (anyone who can push)."""
+    return (project.logs / "precompact-savepoint.jsonl").read_bytes() + b"not json\n"
+
+
+@pytest.mark.parametrize("spoilt", ["garbage", "oversized"])
+def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_every_command_fails_it(
+    project, tmp_path, spoilt
+):
+    """review8 F3, docs/cli.md: whoever can push puts at the tip of your own branch an index copy
+    with a line that does not parse, or one of 64 MB + 1 byte (never read: git states its size
+    first). `restore` walks back past it as past another key's line: it restores your savepoints
+    from the commit before, verified, and says in one line what it left out and where it
+    restored from (exit 1); `flush`, `verify` and `status --remote` on the machine that wrote them
+    each fail the branch in the same words (exit 1), naming it as this project's own, until its
+    next savepoint's push puts its index back on top."""
+    before = _remote_tip(project)
+    lines = len((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines())
+    copy = _garbage_appended(project) if spoilt == "garbage" else _oversized_index()
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": copy})
+    tip = _remote_tip(project)
+    why = (
+        f"line {lines + 1} of its index copy does not parse"
+        if spoilt == "garbage"
+        else "its index copy is 64.1 MB, over the 64 MB precompact writes: not read"
+    )
     clone, env = _second_machine(project, tmp_path)
-    refused = precompact(clone, "restore", env=env)
-    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
-    said = f"Error: branch {project.branch}'s index copy at {_remote_tip(project)[:12]} is 64.1 MB, over the 64 MB precompact writes: not read; nothing restored"
-    assert refused.stderr.splitlines() == [said], refused.stderr
+    restored = precompact(clone, "restore", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    said = f"✗ at {tip[:12]}, {why}, so the tip's index was left out; restored instead from commit {before[:12]}: "
+    assert restored.stdout.startswith("restored 3 savepoint(s)") and said in restored.stdout, restored.stdout
+    verified = precompact(clone, "verify", env=env)
+    assert verified.stdout.startswith("✗") and verified.returncode == 1, verified.stdout
+    found = precompact(clone, "resurrect", "--sequence", "3", "--json", env=env)
+    assert json.loads(found.stdout)["checks"]["integrity"]["status"] == "verified", found.stdout
+
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 1 and verify.stdout.startswith("✗"), verify.stdout + verify.stderr
+    assert f"branch {project.branch} at {tip[:12]}: {why}" in verify.stdout, verify.stdout
+    listed = precompact(project.path, "status", "--remote")
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    mine = f"✗ Trial #1 (this project's instance): branch {project.branch}, last savepoint -, commit {tip[:10]}"
+    assert listed.stdout.splitlines() == [mine, f"    FAILED: {why}"], listed.stdout
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1 and f"✗ Layer 2: branch {project.branch} at {tip[:12]}: {why}" in flushed.stdout
+    # As verify and flush say, the next savepoint's push puts the index back on top: verified again.
+    fix = "(your next savepoint's push puts your index back on top)"
+    assert fix in verify.stdout and fix in flushed.stdout, verify.stdout + flushed.stdout
+    _saved(project, tmp_path, 1, name="next.jsonl")
+    again = precompact(project.path, "verify")
+    assert again.returncode == 0 and again.stdout.startswith("✓ 4 savepoint(s) verified"), again.stdout
+
+
+def test_an_unreadable_tip_with_none_of_your_index_behind_it_within_the_walk_is_refused_naming_at(
+    project, tmp_path, monkeypatch
+):
+    """review8 F3: with the walk cut to one commit, a tip whose index copy does not parse holds
+    nothing to restore and the walk read no index of yours: the refusal (exit 1, nothing written)
+    names `precompact restore --at COMMIT`, the commit before, which restores them."""
+    from precompact.ops import logs_restore
+
+    before = _remote_tip(project)
+    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _garbage_appended(project)})
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(logs_restore, "WALK", 1)
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused = invoke("restore")
+    assert refused.exit_code == 1, refused.output
+    assert f"branch {project.branch} at {tip[:12]}: line " in refused.output, refused.output
+    assert f"`precompact restore --at {before[:12]}` reads on from there" in refused.output, refused.output
+    assert refused.output.rstrip().endswith("nothing restored"), refused.output
     assert not (clone / "logs" / "precompact-savepoint.jsonl").exists()
+    restored = invoke("restore", "--at", before[:12])
+    assert restored.exit_code == 0 and "restored 3 savepoint(s)" in restored.output, restored.output
 
 
 def test_restores_walk_back_skips_an_index_copy_over_what_precompact_writes_and_names_it(project, tmp_path):

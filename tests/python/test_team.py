@@ -550,9 +550,10 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     assert not list(Draft202012Validator(schema).iter_errors(document))
     assert document["hits"] and all(hit["instance"] == "alice" for hit in document["hits"]), document
     assert "alice-marker-1" in document["hits"][0]["excerpt"]
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
     assert (
         document["notes"][0]
-        == f"alice's savepoints on branch {alice.branch} of origin, each checked against its own key {key}, the key you pinned"
+        == f"alice's savepoints on branch {alice.branch} of origin at {tip[:12]} (its tip; its history is not read), each checked against its own key {key}, the key you pinned"
     )
     shown = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", key)
     assert shown.returncode == 0 and "[1:" in shown.stdout and "savepoint 1 of alice" in shown.stdout, shown.stdout
@@ -574,7 +575,7 @@ def test_recall_from_a_teammate_searches_their_savepoints_checked_against_their_
     # status --remote lists her branch, "not verified" (exit 4), and reads nothing of it.
     listed = carol.run("status", "--remote")
     assert listed.returncode == EXIT_NOT_VERIFIED, listed.stdout + listed.stderr
-    assert f"– (an instance whose index is not for you): branch {alice.branch}" in listed.stdout, listed.stdout
+    assert f"– (an instance whose index cannot be read here): branch {alice.branch}" in listed.stdout, listed.stdout
     assert "not verified: its index is encrypted to identities not here: not read" in listed.stdout, listed.stdout
 
     both = bob.run("recall", "x", "--from", "alice", "--everywhere")
@@ -833,6 +834,14 @@ def test_a_teammates_branch_another_key_saved_onto_is_verified_by_no_command_und
     assert resurrected.returncode == EXIT_NOT_VERIFIED and said in resurrected.stdout, resurrected.stdout
     assert suggested not in resurrected.stdout + resurrected.stderr, resurrected.stdout
 
+    # Pinned both, the intruder's savepoints are searched, at the tip it names, and none of
+    # bob's that an earlier `recall --from` kept: the tip's index no longer states them.
+    both = alice.run("recall", "bob-marker-2", "--from", "bob", "--signer", _signing_key(bob), "--signer", theirs)
+    tip = run_git(remote, "rev-parse", f"refs/heads/{bob.branch}").strip()
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert f"at {tip[:12]} (its tip; its history is not read), each checked against its own key {theirs}" in both.stdout
+    assert "[2:" not in both.stdout and "savepoint 2 of bob" not in both.stdout, both.stdout
+
     # With no pin, the branch's own key is the one to compare and pin: that advice stays.
     unpinned = alice.run("status", "--remote")
     assert unpinned.returncode == EXIT_NOT_VERIFIED, unpinned.stdout + unpinned.stderr
@@ -915,17 +924,42 @@ def test_a_teammates_index_copy_over_what_precompact_writes_is_a_verdict_for_sta
     run_git(work, "-c", "user.name=m", "-c", "user.email=m@x", "tag", "-a", "-m", "x" * 100_000, "planted", tip)
     run_git(work, "push", "-q", "origin", "planted")
 
-    listed = bob.run("status", "--remote", "--signer", _signing_key(alice))
+    why = "its index copy is 64.1 MB, over the 64 MB precompact writes: not read"
+    _judged_at_the_tip_alone(bob, alice, tip, why)
+    assert bob.git("for-each-ref", "refs/tags") == "", "no fetch brings a tag"
+
+
+def _judged_at_the_tip_alone(reader: Person, owner: Person, tip: str, why: str) -> None:
+    """`status --remote` fails `owner`'s branch at `tip` for `why`, and `recall --from` refuses
+    it in the same words naming that commit, exit 1 both, with `owner`'s key pinned: a
+    teammate's branch is judged at its tip (docs/cli.md), its history not read."""
+    listed = reader.run("status", "--remote", "--signer", _signing_key(owner))
     assert listed.returncode == 1, listed.stdout + listed.stderr
     lines = listed.stdout.splitlines()
     at = lines.index(
-        f"✗ (an instance whose index is not for you): branch {alice.branch}, last savepoint -, commit {tip[:10]}"
+        f"✗ (an instance whose index cannot be read here): branch {owner.branch}, last savepoint -, commit {tip[:10]}"
     )
-    assert lines[at + 1] == "    FAILED: its index copy is 64.1 MB, over the 64 MB precompact writes: not read", lines
-    assert any(line.startswith("✓ bob (this project's instance)") for line in lines), lines
+    assert lines[at + 1] == f"    FAILED: {why}", lines
+    assert any(line.startswith(f"✓ {reader.name} (this project's instance)") for line in lines), lines
 
-    refused = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(alice))
+    refused = reader.run("recall", f"{owner.name}-marker-1", "--from", owner.name, "--signer", _signing_key(owner))
     assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
-    said = f"Error: branch {alice.branch}'s index copy at {tip[:12]} is 64.1 MB, over the 64 MB precompact writes: not read; nothing restored"
+    said = f"Error: {owner.name}'s branch {owner.branch} at {tip[:12]}: {why}; nothing was searched (a teammate's branch is read at its tip only: its history is not checked here)"
     assert refused.stderr.splitlines() == [said], refused.stderr
-    assert bob.git("for-each-ref", "refs/tags") == "", "no fetch brings a tag"
+
+
+def test_a_teammates_index_copy_with_a_line_that_does_not_parse_fails_status_remote_and_recall_from_alike(tmp_path):
+    """review8 F3 on a teammate's branch: one garbage line appended at the tip of alice's branch
+    (a copy bob's `recall --from` kept from before it is not searched either)."""
+    remote = bare_remote(tmp_path)
+    alice = person(tmp_path, "alice", str(remote), "--no-encrypt")
+    bob = person(tmp_path, "bob", str(remote))
+    for who in (alice, bob):
+        assert who.save().returncode == SAVED
+    found = bob.run("recall", "alice-marker-1", "--from", "alice", "--signer", _signing_key(alice))
+    assert found.returncode == 0 and "alice-marker-1" in found.stdout, found.stdout + found.stderr
+    index = "logs/precompact-savepoint.jsonl"
+    lines = len(run_git(remote, "show", f"refs/heads/{alice.branch}:{index}").splitlines())
+    _rewritten(tmp_path, remote, alice.branch, lambda work: (work / index).open("a").write("not json\n"))
+    tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
+    _judged_at_the_tip_alone(bob, alice, tip, f"line {lines + 1} of its index copy does not parse")

@@ -766,7 +766,9 @@ def _remote_status(loaded: configuration.Config, signers: tuple[str, ...], as_js
             terminal.echo(f"{loaded.remote} holds no savepoint branch")
         for r in found:
             mark = "✓" if r.check.status == verdicts.VERIFIED else "✗" if r.check.status == verdicts.FAILED else "–"
-            name = quoting.name(r.instance) if r.instance is not None else "(an instance whose index is not for you)"
+            name = (
+                quoting.name(r.instance) if r.instance is not None else "(an instance whose index cannot be read here)"
+            )
             last = f"#{r.last.sequence} {quoting.timestamp(r.last.timestamp)}" if r.last else "-"
             this = " (this project's instance)" if r.yours else ""
             terminal.echo(f"{mark} {name}{this}: branch {r.branch}, last savepoint {last}, commit {r.commit[:10]}")
@@ -1313,7 +1315,7 @@ def restore(at_commit, as_json) -> None:
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
             )
         if found.foreign:
-            terminal.echo(f"✗ {found.foreign}: another key saved under this instance's name; {found.walked}")
+            terminal.echo(f"✗ {found.foreign}; {found.walked}")
     if not found.complete:
         sys.exit(EXIT_FAILED)
 

@@ -14,7 +14,9 @@ Anyone who can push can save under this instance's name with a key of their own:
 merges onto the branch with their index as the tree, so the tip's index holds their lines and
 not yours. Then the history is read back, a bounded walk (WALK commits that changed the index
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
-signed, and that commit is restored from; the line at the tip is named, never taken.
+signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
+whose index copy precompact did not write (over its size, or a line that does not parse): the
+cheaper spoiling is walked past the same way.
 
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
@@ -41,8 +43,9 @@ from precompact.verifier import signed, team, verdicts
 
 Progress = Callable[[int, int], None]
 # How many commits that changed the index copy `restore` reads back from the tip (or --at) when
-# the index there holds a line of this instance another key signed: a push of a client of another
-# key under this instance's name makes its own index the tip's, yours staying in the history.
+# the index there holds a line of this instance another key signed (a push of a client of another
+# key under this instance's name makes its own index the tip's, yours staying in the history), or
+# is one precompact does not write (over its size, a line that does not parse).
 WALK = 200
 
 
@@ -73,7 +76,7 @@ def recall_from(
     left = [*found.restored.differing, *found.restored.unvouched]
     results.notes.insert(
         0,
-        f"{instance}'s savepoints on branch {found.branch} of {config.remote}, each checked against its own key {found.signer}, {found.vouched_by}"
+        f"{instance}'s savepoints on branch {found.branch} of {config.remote} at {found.restored.commit[:12]} (its tip; its history is not read), each checked against its own key {found.signer}, {found.vouched_by}"
         + (f"; not searched: {', '.join(left)}" if left else ""),
     )
     return results
@@ -97,21 +100,25 @@ class Restored:
     differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
     chunks: int = 0  # chunks written
-    foreign: str | None = None  # the tip's line of this instance another key signed (verifier.team)
+    # What the tip's index held that was left out: a line of this instance another key signed
+    # (verifier.team.foreign_line), or a copy precompact does not write (team.parsed_copy).
+    foreign: str | None = None
     walked: str | None = None  # with `foreign`: which commit's index was restored instead, or why none
 
     @property
     def complete(self) -> bool:
         """Whether logs/ now holds every savepoint the remote holds (a line another key signed
-        at the tip, left out, is one it does not)."""
+        at the tip, or a tip's index that could not be read, left out, is one it does not)."""
         return not (self.differing or self.unvouched or self.foreign)
 
 
 def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
     """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks.
     The index read is the tip's (or that of `at`, a commit of the branch's history), unless it
-    holds a line of this instance another key signed: then that of the commit among the WALK
-    before it whose index holds the most savepoints your keys signed (`_own_index`)."""
+    holds a line of this instance another key signed, or is over the size precompact writes or
+    holds a line that does not parse: then that of the commit among the WALK before it whose
+    index holds the most savepoints your keys signed (`_own_index`). With none, an unreadable
+    copy refuses the restore naming where the walk stopped."""
     if not config.git_layer:
         raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
     key = signed.configured_key(config)
@@ -134,16 +141,22 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
         raise RestoreError(
             f"{at!r} names no commit of branch {target.branch} as fetched from {config.remote} (at {tip[:12]}): give one `precompact restore` named"
         )
-    remote = _remote_index(repo, target, start)
     keys = team.your_keys(config, key)
-    foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), keys)
+    try:
+        remote = _remote_index(repo, target, start)
+        foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), keys)
+        left_out = f"{foreign}: another key saved under this instance's name" if foreign else None
+    except Spoilt as e:
+        remote, left_out = [], f"{e.why}, so the tip's index was left out"
     source, walked = start, None
-    if foreign:
+    if left_out:
         source, walked = _own_index(repo, target, start, config.instance, keys)
         if source != start:
             remote = _remote_index(repo, target, source)
+        elif not remote:  # the tip's copy unreadable, and none of yours behind it
+            raise RestoreError(f"branch {target.branch} at {start[:12]}: {left_out}; {walked}; nothing restored")
     found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote)
-    found.foreign = f"at {start[:12]}, {foreign}" if foreign else None
+    found.foreign = f"at {start[:12]}, {left_out}" if left_out else None
     found.walked = walked
     if branch == target.branch or any(s.instance == config.instance for s in remote):
         # Layer 2 goes on from there (from your own index, when another key's is at the tip: your
@@ -157,10 +170,11 @@ def _own_index(
     repo, target: gitstore.Target, start: str, instance: str, keys: dict[str, int | None]
 ) -> tuple[str, str]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
-    key signed, and what to say of it: of the WALK newest commits of `start`'s history that
-    changed the index copy, the one whose index holds the most savepoints of `instance`, each
-    signed by one of `keys` and none by another (copies of a prefix of yours, pushed later, lose
-    to the longer index), the newest on a tie; `start` itself when none does."""
+    key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
+    commits of `start`'s history that changed the index copy, the one whose index holds the
+    most savepoints of `instance`, each signed by one of `keys` and none by another (copies of
+    a prefix of yours, pushed later, lose to the longer index), the newest on a tie; `start`
+    itself when none does."""
     name = f"logs/{savepoint_log.INDEX_NAME}"
     commits = gitstore.commits_changing(repo, start, name, WALK + 1)
     read, beyond = commits[:WALK], commits[WALK:]
@@ -237,6 +251,12 @@ def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Te
         raise RestoreError(
             f"{instance}'s savepoints on branch {branch} are not encrypted to you ({e.why}); ask {instance}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
         ) from None
+    except Spoilt as e:
+        # A teammate's branch is judged at its tip, as `status --remote` judges it: its history
+        # is its owner's to read back (`restore` on their machine), never taken here on trust.
+        raise RestoreError(
+            f"{instance}'s branch {branch} at {tip[:12]}: {e.why}; nothing was searched (a teammate's branch is read at its tip only: its history is not checked here)"
+        ) from None
     key = team.own_key(remote)
     if key is None:
         raise RestoreError(f"no savepoint of {instance} on branch {branch} is signed: nothing of it can be checked")
@@ -248,6 +268,11 @@ def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Te
     if why is not None:
         raise NotVouched(f"{instance}'s savepoints on branch {branch} are not verified: {why}; nothing was searched")
     logs = gitstore.teammate_logs(repo, instance)
+    stated = {(s.sequence, s.snapshot_hash) for s in remote}
+    if any((s.sequence, s.snapshot_hash) not in stated for s in savepoint_log.savepoints(logs)):
+        # Kept from an earlier read, and not what the tip's index states now (another key's
+        # index on top, or a history rewritten): never searched under the tip's key.
+        gitstore.remove_teammate_logs(repo, instance)
     restored = _restored_into(repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote)
     return Teammate(instance, logs, key, "your key" if key == mine else "the key you pinned", branch, restored)
 
@@ -317,6 +342,15 @@ def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSigna
     return savepoint_log.Savepoint(savepoint.sequence, savepoint.created, signatures=[signature])
 
 
+class Spoilt(RestoreError):
+    """The index copy at a commit is not one precompact writes: over its size, or a line that
+    does not parse (`why`, in team.parsed_copy's words)."""
+
+    def __init__(self, message: str, why: str):
+        super().__init__(message)
+        self.why = why
+
+
 def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log.Savepoint]:
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
@@ -324,17 +358,11 @@ def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log
         raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored", str(copy))
     if isinstance(copy, gitstore.Unopened):
         raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
-    if isinstance(copy, gitstore.Oversized):
-        raise RestoreError(
-            f"branch {target.branch}'s index copy at {tip[:12]} is {copy.measure}: not read; nothing restored"
-        )
-    if isinstance(copy, gitstore.GitStoreError):
+    if isinstance(copy, gitstore.GitStoreError) and not isinstance(copy, gitstore.Oversized):
         raise RestoreError(f"branch {target.branch} at {tip[:12]} holds no {name}: not a precompact savepoint branch")
-    read = savepoint_log.parse(copy.splitlines(keepends=True))
-    if read.bad_lines:
-        raise RestoreError(
-            f"line {read.bad_lines[0]} of the index copy on {target.branch} at {tip[:12]} does not parse: altered; nothing restored"
-        )
+    read = team.parsed_copy(copy)
+    if isinstance(read, str):
+        raise Spoilt(f"branch {target.branch} at {tip[:12]}: {read}; nothing restored", read)
     return read.savepoints
 
 

@@ -991,6 +991,11 @@ def teammate_logs(repo: git.Repo, instance: str) -> Path:
     return Path(repo.git_dir) / f"{TEAMMATE_PREFIX}{instance_hash(instance)[:INSTANCE_ID_DIGITS]}"
 
 
+def remove_teammate_logs(repo: git.Repo, instance: str) -> None:
+    """Deletes what `teammate_logs` kept of `instance` (a copy no longer what its branch holds)."""
+    shutil.rmtree(teammate_logs(repo, instance))
+
+
 def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     """Every savepoint branch the remote holds (each instance's, `<base>-<id>`, and the shared
     branch of older versions), fetched in one go: branch name -> its tip commit, now in

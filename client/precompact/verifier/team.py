@@ -73,17 +73,16 @@ def _judged(
         values = {"instance": None, "last": None, "signer": None, **found}
         return RemoteInstance(branch, commit, yours=values["instance"] == own_instance, check=check, **values)
 
+    # Before its index is read, the branch's name says whether it is this project's instance's.
+    named = own_instance if branch == gitstore.instance_branch(str(target.legacy), own_instance) else None
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(commit, name)], target.keys)
     if isinstance(copy, gitstore.Sealed):
-        return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index is encrypted to identities not here: not read"))
-    if isinstance(copy, gitstore.Oversized):
-        return listed(verdicts.Check(verdicts.FAILED, f"its index copy is {copy.measure}: not read"))
-    if isinstance(copy, gitstore.GitStoreError):
-        return listed(verdicts.Check(verdicts.FAILED, f"its index copy cannot be read: {copy}"))
-    read = savepoint_log.parse(copy.splitlines(keepends=True))
-    if read.bad_lines:
-        return listed(verdicts.Check(verdicts.FAILED, f"line {read.bad_lines[0]} of its index copy does not parse"))
+        why = "its index is encrypted to identities not here: not read"
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, why), instance=named)
+    read = parsed_copy(copy)
+    if isinstance(read, str):
+        return listed(verdicts.Check(verdicts.FAILED, read), instance=named)
     names = sorted({s.instance for s in read.savepoints})
     if not names:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "its index copy holds no savepoint"))
@@ -205,21 +204,44 @@ def other_signers(savepoint: savepoint_log.Savepoint, key: str | None) -> list[s
     return sorted({s.signer for s in savepoint.signatures} - {key})
 
 
+def parsed_copy(copy: object) -> savepoint_log.IndexRead | str:
+    """An index copy as `gitstore.files_at` read it from a branch, parsed, or why it is not an
+    index precompact writes: over the size precompact writes (not read), a line that does not
+    parse, or not readable at all (git's reason). The words `status --remote`, `verify` and
+    `restore` give for a branch's tip (`restore` then reads the history back, `_own_index`)."""
+    from precompact.remote import gitstore
+
+    if isinstance(copy, gitstore.Oversized):
+        return f"its index copy is {copy.measure}: not read"
+    if not isinstance(copy, bytes):
+        return f"its index copy cannot be read: {copy}"
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    if read.bad_lines:
+        return f"line {read.bad_lines[0]} of its index copy does not parse"
+    return read
+
+
 def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None]) -> str | None:
-    """`foreign_line` on the index at the tip of this project's instance branch as last fetched
-    from the remote (the caller fetches it); None when the tip or its index cannot be read here
-    (the git verdicts say why) or every signed line is the configured key's."""
+    """What is wrong with the index at the tip of this project's instance branch as last
+    fetched from the remote (the caller fetches it): over the size precompact writes, a line
+    that does not parse (`parsed_copy`), or a line another key signed (`foreign_line`); the
+    words `status --remote` gives, and the fix. None when every signed line is the configured key's, or
+    when the copy is encrypted to identities not here or absent (the git verdicts say why)."""
     from precompact.remote import gitstore
 
     tip = gitstore.remote_tip(repo, target)
     if tip is None or not keys:
         return None
     [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
-    if not isinstance(copy, bytes):
+    if not isinstance(copy, (bytes, gitstore.Oversized)):
         return None
-    read = savepoint_log.parse(copy.splitlines(keepends=True))
-    foreign = foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
-    return f"branch {target.branch} at {tip[:12]}: {foreign}" if foreign else None
+    read = parsed_copy(copy)
+    problem = (
+        read if isinstance(read, str) else foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
+    )
+    if not problem:
+        return None
+    return f"branch {target.branch} at {tip[:12]}: {problem} (your next savepoint's push puts your index back on top)"
 
 
 def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None]) -> set[str]:
