@@ -107,7 +107,8 @@ def test_trust_says_before_approving_that_a_shipped_logs_holds_savepoints_that_a
     victim = copied_into_victim(tmp_path / "a project", source)
 
     def trusted(project: Project) -> tuple[dict, list[str]]:
-        fresh = {"XDG_CONFIG_HOME": str(tmp_path / f"approvals-{project.path.name}")}  # not approved yet
+        fresh = {"XDG_CONFIG_HOME": str(tmp_path / f"approvals-{len(list(tmp_path.glob('approvals-*')))}")}  # none yet
+        Path(fresh["XDG_CONFIG_HOME"]).mkdir()
         done = run(project.path, "trust", "--yes", "--json", env=fresh)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout), done.stderr.splitlines()
@@ -124,6 +125,14 @@ def test_trust_says_before_approving_that_a_shipped_logs_holds_savepoints_that_a
 
     result, said = trusted(copied_into_victim(tmp_path / "mine", saved_elsewhere(tmp_path / "mine", state=None)))
     assert result["shipped"] is None and not any("already holds" in line for line in said)
+
+    # A logs/ the repository itself ships (git tracks it) is read by no command: said, with the fix.
+    if not (victim.path / ".git").exists():
+        run_git(victim.path, "init", "-q")
+    run_git(victim.path, "add", "-f", "logs")
+    result, said = trusted(victim)
+    assert result["shipped"].startswith(f"{logs} cannot be read to count its savepoints: "), result["shipped"]
+    assert "tracked by git" in result["shipped"] and result["shipped"] in said
 
 
 UNVOUCHED_LINE = (
