@@ -207,6 +207,14 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     return layers.in_clear(config, savepoints)
 
 
+def shipped_savepoints(config: Config) -> str | None:
+    """What `trust` says before asking of the savepoints logs/ already holds that no root vouches
+    for (a logs/ that came with the project), in one line; None when there are none (ops.layers)."""
+    from precompact.ops import layers
+
+    return layers.shipped(config)
+
+
 def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
     """The savepoints in logs/ that no root vouches for, by (instance, sequence), and what to
     do about them in one line (None: a root vouches for every one) (ops.layers)."""

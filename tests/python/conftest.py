@@ -76,10 +76,11 @@ def own_trust_store(tmp_path_factory, monkeypatch):
 def outside_any_agent_session(monkeypatch):
     """The suite run from inside an agent's session (a Bash tool's CLAUDECODE=1) would have every
     command it starts keep only the PRECOMPACT_* variables a hook keeps: each test runs as a user's
-    own shell does, unless it sets a marker itself."""
+    own shell does, unless it sets a marker itself. Nor does Claude Code's folder of the session
+    that runs the suite (CLAUDE_CONFIG_DIR) stand in for the test's HOME."""
     from precompact.config.settings import AGENT_SESSION_MARKERS
 
-    for marker in AGENT_SESSION_MARKERS:
+    for marker in (*AGENT_SESSION_MARKERS, "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(marker, raising=False)
 
 

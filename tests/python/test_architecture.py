@@ -752,6 +752,39 @@ def reads_a_user_root(tree: ast.Module) -> list[str]:
     return found
 
 
+# Claude Code's folder (its user folder: `~/.claude` or `$CLAUDE_CONFIG_DIR`; a project's
+# `.claude/`) is named by one module, which alone decides where the user's is: a reader that
+# joined `.claude` to the home itself would miss the folder Claude Code uses under
+# CLAUDE_CONFIG_DIR (its settings, sessions and plugins), or follow a value no one checked.
+CLAUDE_FOLDER_OWNER = "boundary/user_roots.py"
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+
+
+def names_claudes_folder(tree: ast.Module) -> list[str]:
+    """A string naming `.claude` as a path component (`".claude"`, `"~/.claude/projects"`, an
+    f-string's `/.claude/` part); text with spaces (a docstring, a help line) names no path."""
+    documentation = _docstrings(tree)
+    return [
+        f"line {node.lineno}: {node.value[:60]!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in documentation
+        and not any(c.isspace() for c in node.value)
+        and ".claude" in node.value.split("/")
+    ]
+
+
 # The lists of what compaction dropped the worker keeps (#41) are read and written by one module:
 # it alone checks a kept list's stamp, its key against the savepoint now and its shape before
 # anything shows it.
@@ -1047,6 +1080,16 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         reads_a_told_file_around_its_owner,
         (SMALL_FILE_OWNER,),
         "import json\ndef load_keypair(keypair_path):\n    return json.loads(keypair_path.read_text())\n",
+    ),
+    "names_claudes_folder": (
+        names_claudes_folder,
+        (CLAUDE_FOLDER_OWNER,),
+        (
+            "from pathlib import Path\n"
+            "def transcripts(home):\n"
+            '    """Under ~/.claude/projects, named in prose."""\n'
+            "    return [Path(home) / '.claude' / 'projects', Path(f'{home}/.claude/projects')]\n"
+        ),
     ),
     "uses_ed25519_around_its_owner": (
         uses_ed25519_around_its_owner,

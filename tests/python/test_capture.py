@@ -390,6 +390,42 @@ def test_only_the_sessions_run_in_the_project_are_imported_or_saved_from_claude_
     assert [c["ok"] for c in checks if c["check"] == "sessions"] == [True], "another project's session is not ours"
 
 
+def test_sessions_are_read_where_claude_config_dir_puts_them_and_never_from_the_project(tmp_path):
+    """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set keeps its sessions in
+    `$CLAUDE_CONFIG_DIR/projects/` (seen with the real CLI), and hands the variable to its Bash
+    tool, whose commands (import, doctor, savepoint) read them there. An empty or relative value
+    is a folder in the directory Claude Code starts in (seen: `<cwd>/projects/`), the project's
+    to write, as is one in the project: refused in one line, never read; in another agent's
+    session the variable is the project's to set, and ~/.claude stands."""
+    home = tmp_path / "home"
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    folder = project_folder(str(project.path))
+    configured = tmp_path / "claude-config"
+    for root, name in (
+        (configured, "configured"),
+        (home / ".claude", "default"),
+        (project.path / ".claude-config", "planted"),
+        (project.path / "claude-config", "relative"),
+        (project.path, "empty"),
+    ):
+        (root / "projects" / folder).mkdir(parents=True)
+        write_lines(root / "projects" / folder / f"{name}.jsonl", [ran_in(project.path, said(name, f"Said {name}."))])
+
+    def found(value: str, **marker: str) -> tuple[list[str], str]:
+        done = precompact(project.path, "import", "--json", env={"CLAUDE_CONFIG_DIR": value, **marker}, home=home)
+        assert done.returncode == 0, done.stderr
+        return [s["session_id"] for s in json.loads(done.stdout)["sessions"]], done.stderr
+
+    assert capture.transcripts(project.path, home) == [home / ".claude" / "projects" / folder / "default.jsonl"]
+    assert found(str(configured))[0] == ["configured"]
+    assert found(str(configured), CLAUDECODE="1")[0] == ["configured"], "Claude Code's Bash tool"
+    assert found(str(configured), GEMINI_CLI="1")[0] == ["default"], "another agent's session"
+    for value in (str(project.path / ".claude-config"), "claude-config", ""):
+        sessions, said_there = found(value)
+        assert sessions == ["default"], value
+        assert "CLAUDE_CONFIG_DIR ignored: a relative path, or a place in the project" in said_there, value
+
+
 def test_recovery_reads_only_up_to_the_boundary_and_not_twice(project, tmp_path):
     transcript = write_lines(
         tmp_path / "s.jsonl",

@@ -175,6 +175,47 @@ def test_a_token_in_a_remote_urls_path_is_hidden_and_refused_as_redaction_would_
     assert "token" in (git_env.url_problem(f"https://host/x.git#{token}") or "")
 
 
+# Credentials as git 2.47 takes them (seen with `git ls-remote`): curl sends `pa%2Fss` as the
+# password `pa/ss`; ssh is run for `ssh://alice:pa/ss@host/…` (as the host `alice:pa`), and
+# `a@b@host` logs in as `a@b`. Each is a secret written into the shared .precompact.toml.
+CREDENTIALED_URLS = {
+    "https://alice:pa/ss1234@host/x.git": "password",  # the userinfo runs to the last @
+    "https://alice:pa%2Fss@host/x.git": "password",
+    "https://alice:pa?ss@host/x.git": "password",
+    "https://alice:pa#ss@host/x.git": "password",
+    "https://alice:pa/ss@host/team/@scope/x.git": "password",
+    "ssh://alice:pa/ss@host/x.git": "password",
+    "ssh://git:secret@host:2222/x.git": "password",
+    "https://us@er:pw@host/x.git": "password",
+    "https://host:8080@host/x.git": "password",  # no port: a user `host`, a password `8080`
+    "https://tok@en@host/x.git": "user name",
+    "http://9f8e7d6c5b4a39281706f5e4d3c2b1a0@host/x.git": "user name",  # a bare token as the user
+}
+
+
+@pytest.mark.parametrize(("url", "held"), CREDENTIALED_URLS.items())
+def test_a_remote_url_holding_credentials_is_refused_wherever_its_userinfo_ends(url, held):
+    assert f"holds a {held}" in (git_env.url_problem(url) or ""), url
+    shown = git_url_shown(url)
+    assert not any(
+        secret in shown for secret in ("pa/ss", "pa%2Fss", "pa?ss", "pa#ss", "secret", "pw", "tok", "9f8e")
+    ), shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://host/team/@scope/x.git",  # an @ in the path is no user
+        "https://host:8080/team/@scope/x.git",
+        "ssh://git@host:2222/x.git",  # an ssh login is no secret
+        "ssh://git@host/team/@scope/x.git",
+        "https://[::1]:8443/x@y.git",
+    ],
+)
+def test_a_remote_url_whose_at_lies_in_its_path_or_names_an_ssh_login_is_accepted(url):
+    assert git_env.url_problem(url) is None
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -289,8 +289,10 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
 ):
     """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `$CLAUDE_CONFIG_DIR/settings.json`
     and not `~/.claude/settings.json` (seen: a SessionStart hook in each, only the first ran), and
-    keeps `.claude.json` there. In an agent's session the variable is the project's to set: the
-    default stands there, and a relative value is no folder."""
+    keeps `.claude.json` there; it hands the variable to its Bash tool with CLAUDECODE=1, and a
+    project's `env` setting neither sets nor overrides it there (seen). In another agent's session
+    the variable is the project's to set: the default stands there, and a relative value is no
+    folder."""
     new_project_here(project)
     folder = project.parent / "claude-config"
     home_settings = home_of(project) / ".claude" / "settings.json"
@@ -307,7 +309,14 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
         "fix: precompact install (or the precompact plugin)"
     ), "without the variable, Claude Code reads ~/.claude/settings.json"
 
-    for environment in ({**mine, "CLAUDECODE": "1"}, {"CLAUDE_CONFIG_DIR": "claude-config"}):
+    (folder / "settings.json").unlink()
+    in_claude_code = {**mine, "CLAUDECODE": "1"}
+    done = precompact(project, "install", "--scope", "user", env=in_claude_code, home=home_of(project))
+    assert done.returncode == 0 and ours(json.loads((folder / "settings.json").read_text())), done.stderr
+    assert hooks_line(project, in_claude_code).endswith(f" in user settings ({folder / 'settings.json'})")
+    assert not home_settings.exists()
+
+    for environment in ({**mine, "GEMINI_CLI": "1"}, {"CLAUDE_CONFIG_DIR": "claude-config"}):
         home_settings.unlink(missing_ok=True)
         done = precompact(project, "install", "--scope", "user", env=environment, home=home_of(project))
         assert done.returncode == 0, done.stderr

@@ -634,6 +634,41 @@ def test_the_plugin_stands_down_where_settings_json_runs_precompact(tmp_path, pl
     assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 1
 
 
+def test_under_claude_config_dir_the_plugin_stands_down_by_the_settings_claude_code_reads(tmp_path, plugin):
+    """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `$CLAUDE_CONFIG_DIR/settings.json`,
+    not ~/.claude/settings.json, and hands its hooks the variable with CLAUDECODE=1 (seen). The
+    plugin stands down by the file Claude Code runs: precompact's hooks left in ~/.claude, which
+    Claude Code does not read then, would lose the compaction. A folder in the project (its
+    own settings.json naming precompact) is not read."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home, configured, planted = tmp_path / "home", tmp_path / "claude-config", project.path / ".claude-config"
+    for folder in (configured, planted):
+        env = {"CLAUDE_CONFIG_DIR": str(folder)}
+        done = commands.precompact(tmp_path, "install", "--scope", "user", env=env, home=home)
+        assert done.returncode == 0 and (folder / "settings.json").is_file(), done.stderr
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+
+    def pre_compact(folder: Path) -> subprocess.CompletedProcess:
+        return launch(
+            plugin,
+            transcript_gen.payload("PreCompact", project.path, transcript),
+            tmp_path / "data",
+            path=f"{VENV_BIN}:{BARE_PATH}",
+            HOME=str(home),
+            CLAUDECODE="1",
+            CLAUDE_CONFIG_DIR=str(folder),
+        )
+
+    stood_down = pre_compact(configured)
+    assert "the plugin's stand down" in stood_down.stderr and index(project.path) == [], stood_down.stderr
+    assert transcript_gen.saved_sequence(pre_compact(planted).stdout) == 1, "the project's folder is not read"
+    elsewhere = tmp_path / "empty-config"
+    elsewhere.mkdir()
+    done = commands.precompact(tmp_path, "install", "--scope", "user", home=home)
+    assert done.returncode == 0 and (home / ".claude" / "settings.json").is_file(), done.stderr
+    assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 2, "~/.claude's hooks do not run there"
+
+
 def test_an_instance_in_the_plugins_environment_is_not_the_savepoints(tmp_path, plugin):
     """docs/security.md: a hook's environment is the project's to set, and an instance is a root:
     the plugin has no `instance` option, and the variable does not reach a savepoint."""

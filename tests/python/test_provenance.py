@@ -99,6 +99,42 @@ def test_a_logs_made_on_another_machine_is_not_verified_anywhere(tmp_path):
     assert not (home / ".claude").exists(), "no session was written"
 
 
+def test_trust_says_before_approving_that_a_shipped_logs_holds_savepoints_that_are_not_yours(tmp_path):
+    """Approving a `.precompact.toml` that came with a `logs/` (an archive of the project) makes
+    none of that `logs/`'s savepoints the user's: `trust` says so, with their count, in one line
+    before it asks (the path quoted), and says nothing of a `logs/` this machine wrote."""
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    victim = copied_into_victim(tmp_path / "a project", source)
+
+    def trusted(project: Project) -> tuple[dict, list[str]]:
+        fresh = {"XDG_CONFIG_HOME": str(tmp_path / f"approvals-{len(list(tmp_path.glob('approvals-*')))}")}  # none yet
+        Path(fresh["XDG_CONFIG_HOME"]).mkdir()
+        done = run(project.path, "trust", "--yes", "--json", env=fresh)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), done.stderr.splitlines()
+
+    result, said = trusted(victim)
+    logs = json.dumps(str(victim.logs))  # a path with a space: quoted
+    line = (
+        f"{logs} already holds 1 savepoint(s) this machine did not write and your key did not sign (a logs/ that "
+        "came with the project, a copy or an archive): they will not verify as yours, approved or not, and "
+        "precompact neither pushes them nor saves after them"
+    )
+    assert result["shipped"] == line and result["approved"] is True
+    assert said.index(line) == len(said) - 2 and said[-1].startswith("trusted "), "said before approving"
+
+    result, said = trusted(copied_into_victim(tmp_path / "mine", saved_elsewhere(tmp_path / "mine", state=None)))
+    assert result["shipped"] is None and not any("already holds" in line for line in said)
+
+    # A logs/ the repository itself ships (git tracks it) is read by no command: said, with the fix.
+    if not (victim.path / ".git").exists():
+        run_git(victim.path, "init", "-q")
+    run_git(victim.path, "add", "-f", "logs")
+    result, said = trusted(victim)
+    assert result["shipped"].startswith(f"{logs} cannot be read to count its savepoints: "), result["shipped"]
+    assert "tracked by git" in result["shipped"] and result["shipped"] in said
+
+
 UNVOUCHED_LINE = (
     "[precompact] A savepoint was found that no root vouches for (savepoint 1 of Trial #1), so nothing of it is given "
     "here; inspect it with `precompact verify` / `precompact resurrect --format report`."

@@ -55,6 +55,27 @@ def test_the_session_is_new_redacted_private_and_in_claude_codes_folder(saved):
     )
 
 
+def test_with_claude_config_dir_set_the_session_is_written_where_claude_code_keeps_its_sessions(saved, tmp_path):
+    """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `--resume <id>` from
+    `$CLAUDE_CONFIG_DIR/projects/` (seen): a session written under ~/.claude would not reopen.
+    One in the project is refused, and the session goes to ~/.claude, never into the project."""
+    project, home, _ = saved
+    configured = tmp_path / "claude-config"
+    done = precompact(project.path, "uncompact", env={"CLAUDE_CONFIG_DIR": str(configured)}, home=home)
+    assert done.returncode == 0, done.stderr
+    new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
+    folder = uncompact.project_folder(str(project.path))
+    assert (configured / "projects" / folder / f"{new_id}.jsonl").is_file()
+    assert not (home / ".claude").exists()
+
+    planted = project.path / ".claude-config"
+    done = precompact(project.path, "uncompact", env={"CLAUDE_CONFIG_DIR": str(planted)}, home=home)
+    assert done.returncode == 0 and "CLAUDE_CONFIG_DIR ignored" in done.stderr, done.stderr
+    new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
+    assert (home / ".claude" / "projects" / folder / f"{new_id}.jsonl").is_file()
+    assert not planted.exists()
+
+
 def test_the_folder_is_the_directory_with_every_other_character_a_dash():
     assert (
         uncompact.project_folder("/tmp/pytest-of-root/test_x0/my.project") == "-tmp-pytest-of-root-test-x0-my-project"

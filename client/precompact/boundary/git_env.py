@@ -409,6 +409,26 @@ def holds_token(text: str) -> bool:
     return _TOKEN.search(urllib.parse.unquote(text)) is not None
 
 
+# Where a URL's authority ends, as git reads it for credentials (credential_from_url) and curl
+# for the host: the first `/`, `?` or `#` after `scheme://`.
+AUTHORITY_END = re.compile(r"[/?#]")
+# `name:` at the start of the authority whose colon starts no port (`host:8080/`): a password
+# follows, up to an `@`, even where it holds a `/`, `?` or `#` (`https://alice:pa/ss@host/…`).
+_PASSWORD_START = re.compile(r"[^/?#@:\[]*:(?!\d{1,5}(?:[/?#]|$))")
+
+
+def userinfo_end(rest: str) -> int:
+    """Where the user information of a URL ends: the index of its `@` in `rest` (the URL after
+    `scheme://`), -1 when it has none. It is whatever is before the last `@` of the authority
+    (`https://us@er:pw@host/…`), and, where `rest` starts `name:` with a colon that starts no
+    port, before the URL's last `@`: a password holding a `/`, `?` or `#` (`https://alice:pa/ss@host/…`;
+    git would take `alice:pa` for the host, curl refuses it, and it is a secret written down all the
+    same). An `@` in the path is no user (`https://host/team/@scope/x.git`)."""
+    authority = AUTHORITY_END.search(rest)
+    at = rest.rfind("@", 0, authority.start() if authority else len(rest))
+    return rest.rfind("@") if at == -1 and _PASSWORD_START.match(rest) else at
+
+
 def tokens_hidden(path: str, hidden: str) -> str:
     """`path` (the path of a git URL, or a local path) with each `/`-separated segment that
     holds a token replaced by `hidden`: the rest still names the repository."""
@@ -420,7 +440,8 @@ def url_problem(url: str) -> str | None:
     https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
     remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
     line break or control character (which could hide the rest of it from whoever reads it), nor
-    credentials: a password, on any scheme but ssh a user, which may be a token, or a token of a
+    credentials (`userinfo_end`: a password holding a `/` too): a password, on any scheme but ssh
+    a user, which may be a token, or a token of a
     git host's shape anywhere in it (`holds_token`: `https://host/ghp_…/repo.git`)
     (`.precompact.toml` is shared; a credential helper keeps them)."""
     if not url:
@@ -435,13 +456,17 @@ def url_problem(url: str) -> str | None:
         if not url.startswith(URL_SCHEMES):
             return f"uses a scheme other than {', '.join(s[:-3] for s in URL_SCHEMES)}"
         try:
-            parts = urllib.parse.urlsplit(url)
+            scheme = urllib.parse.urlsplit(url).scheme
         except ValueError:
             return "is not a URL git can parse"
-        if parts.password is not None:
+        rest = url.partition("://")[2]
+        end = userinfo_end(rest)
+        if ":" in rest[: max(end, 0)]:
             return "holds a password (user:password@), which .precompact.toml must not keep"
-        if "@" in parts.netloc and parts.scheme.lower() not in LOGIN_SCHEMES:
-            return f"holds a user name (user@), which on {parts.scheme}:// may be a token, and .precompact.toml must not keep it"
+        if end != -1 and scheme.lower() not in LOGIN_SCHEMES:
+            return (
+                f"holds a user name (user@), which on {scheme}:// may be a token, and .precompact.toml must not keep it"
+            )
     elif is_local_url(url) and not url.startswith("/"):
         return "is a relative path; give the remote repository's absolute path"
     if holds_token(url):

@@ -68,8 +68,10 @@ CONFINED = {
     "TMPDIR": "where git and Python write temporary files",
     "DBUS_SESSION_BUS_ADDRESS": "the session bus (its path=, dir=, tmpdir=), where a credential helper finds your keyring",
     "CLAUDE_PLUGIN_DATA": "the Claude Code plugin's data folder, whose prepared precompact the launcher runs",
-    "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook, and whose "
-    "settings.json install writes and doctor reads (in the user's own shell alone: `claude_config_dir`)",
+    "CLAUDE_CONFIG_DIR": "Claude Code's folder, where the launcher looks for that data folder outside a hook, whose "
+    "settings.json install writes, doctor reads and the plugin's hooks read (whether they stand down), and whose "
+    "projects/ holds the sessions import, doctor and savepoint read and uncompact writes (never in another "
+    "agent's session: `claude_folder`)",
     "CODEX_HOME": "Codex CLI's folder: a hook reads its config.toml (whether the brief names the MCP tools)",
 }
 # The variable each agent sets for the commands its model runs (Claude Code's Bash tool:
@@ -78,12 +80,23 @@ CONFINED = {
 # (config/settings.in_agent_session). A project's settings can set a variable, never remove one
 # the agent sets.
 AGENT_SESSION_MARKERS = ("CLAUDECODE", "GEMINI_CLI", "CODEX_THREAD_ID", "OPENCODE")
+# Claude Code's folder's name, in the home (its user folder, unless CLAUDE_CONFIG_DIR names
+# another: `claude_folder`) and in a project (its project settings): named here alone
+# (tests/python/test_architecture.py).
+CLAUDE_FOLDER = ".claude"
 # Claude Code's own defaults for its CONFINED folders, under the password database's home: kept
 # wherever the project is (a home that is itself a git work tree, where the agent starts in it).
 CONFINED_DEFAULTS = {
-    "CLAUDE_CONFIG_DIR": (".claude",),
-    "CLAUDE_PLUGIN_DATA": (".claude", "plugins", "data"),
+    "CLAUDE_CONFIG_DIR": (CLAUDE_FOLDER,),
+    "CLAUDE_PLUGIN_DATA": (CLAUDE_FOLDER, "plugins", "data"),
 }
+# CONFINED variables whose reader takes an empty value as a place: the directory it starts in
+# (Claude Code 2.1.332 with CLAUDE_CONFIG_DIR="" keeps its sessions in `<cwd>/projects/`, seen),
+# which is the project. Refused as a relative value is, not silently unset.
+EMPTY_IS_HERE = ("CLAUDE_CONFIG_DIR",)
+# The agents other than Claude Code (AGENT_SESSION_MARKERS but CLAUDECODE): in their sessions the
+# project's files may set any variable, CLAUDE_CONFIG_DIR among them.
+OTHER_AGENT_MARKERS = tuple(marker for marker in AGENT_SESSION_MARKERS if marker != "CLAUDECODE")
 # Read by a program precompact starts, and never honoured in the modes the agent starts (a hook,
 # the worker, the MCP server, a command in an agent's session): unset, logged. A command in the
 # user's own shell keeps it (`confine`'s `agent_started`).
@@ -193,13 +206,25 @@ def in_agent_session(environ: Mapping[str, str] = os.environ) -> bool:
 
 def claude_config_dir(environ: Mapping[str, str] = os.environ) -> str | None:
     """Claude Code's folder for the user as CLAUDE_CONFIG_DIR names it, where Claude Code 2.1.332
-    then reads their `settings.json` (not `~/.claude/settings.json`) and keeps `.claude.json` and
-    `plugins/`, for `install` to write and `doctor` to read: its value when it is an absolute path
-    set in the user's own shell (one in the project `confine` has already refused); None for
-    `~/.claude`. In an agent's session the environment is the project's to set (Claude Code's
-    `env`), and it must not steer where install writes hooks, nor which file doctor vouches for."""
+    then reads their `settings.json` (not `~/.claude/settings.json`) and keeps `.claude.json`,
+    `plugins/` and the sessions (`projects/`): its value when it is an absolute path (one in the
+    project `confine` has already refused), set in the user's own shell or in Claude Code's own
+    session; None for `~/.claude`. Claude Code hands its hooks and its Bash tool the value it runs
+    with, and a project's `env` setting neither sets nor overrides it there (seen with 2.1.332:
+    the hook and the Bash tool got the user's value, or none); another agent's session is an
+    environment the project's files can set (Gemini CLI's `.env`), so it must not steer where
+    install writes hooks, which file doctor vouches for, nor whether the plugin stands down."""
     value = environ.get("CLAUDE_CONFIG_DIR", "")
-    return value if os.path.isabs(value) and not in_agent_session(environ) else None
+    other_agent = any(marker in environ for marker in OTHER_AGENT_MARKERS)
+    return value if os.path.isabs(value) and not other_agent else None
+
+
+def claude_folder(home_folder: str | None = None, environ: Mapping[str, str] = os.environ) -> str:
+    """Claude Code's folder for the user: `claude_config_dir`, else `.claude` in `home_folder`
+    (default: `home`). Every reader of Claude Code's user files (settings, `.claude.json`,
+    plugins, sessions) goes through this."""
+    given = claude_config_dir(environ)
+    return given if given else os.path.join(home_folder if home_folder is not None else home(environ), CLAUDE_FOLDER)
 
 
 def for_children(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -235,7 +260,10 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str], *, agent_
     _confine_path(environ, places, resolved)
     for name in CONFINED:
         value = environ.get(name)
-        if value == "":
+        if value == "" and name in EMPTY_IS_HERE:
+            refused.append(name)
+            del environ[name]
+        elif value == "":
             del environ[name]  # unset, as a root's: nobody reads an empty one as a place
         elif value is not None and _refuses(name, value, places, resolved):
             refused.append(name)

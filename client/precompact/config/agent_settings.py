@@ -1,7 +1,7 @@
 """Where the agents keep their settings and MCP servers, and whether these name precompact's
 (read only; `precompact install` writes them, config/install.py). Its own module because a
 session's brief asks it at every start, whether to name the MCP tools: it imports nothing but
-the standard library's json, math, os, pathlib and sys (and boundary/small_file and user_roots,
+the standard library's json, math, os, collections.abc, pathlib and sys (and boundary/small_file and user_roots,
 which import the standard library alone), and none of what installing needs.
 
 Every file read here is outside input: one that cannot be read, is larger than
@@ -19,6 +19,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from precompact.boundary import small_file, user_roots
@@ -127,15 +128,28 @@ def outside_object(path: Path) -> dict:
     return document if isinstance(document, dict) else {}
 
 
-def settings_path(scope: str, project: Path, home: Path | None = None) -> Path:
-    return project / ".claude" / "settings.json" if scope == "project" else user_folder(home) / "settings.json"
+def settings_path(scope: str, project: Path, home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+    return (
+        project_folder(project) / "settings.json"
+        if scope == "project"
+        else user_folder(home, environ) / "settings.json"
+    )
 
 
-def user_folder(home: Path | None = None) -> Path:
-    """Claude Code's folder for the user: `~/.claude`, or `$CLAUDE_CONFIG_DIR` set in the user's
-    own shell (boundary/user_roots.claude_config_dir decides)."""
-    given = user_roots.claude_config_dir()
-    return Path(given) if given else (home or Path.home()) / ".claude"
+def project_folder(project: Path) -> Path:
+    """Claude Code's folder in `project` (its project settings)."""
+    return project / user_roots.CLAUDE_FOLDER
+
+
+def user_folder(home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+    """Claude Code's folder for the user: `~/.claude`, or `$CLAUDE_CONFIG_DIR` (in your own shell
+    or Claude Code's session; boundary/user_roots.claude_folder decides)."""
+    return Path(user_roots.claude_folder(str(home or Path.home()), environ))
+
+
+def sessions_folder(home: Path | None = None) -> Path:
+    """Where Claude Code 2.1.332 keeps its sessions: `projects/` in its user folder."""
+    return user_folder(home) / "projects"
 
 
 # Where Claude Code 2.1.332 reads managed (policy) settings: `managed-settings.json`, then each
@@ -167,7 +181,7 @@ def merged_settings_files(project: Path, home: Path | None = None) -> list[tuple
     return [
         ("user", settings_path("user", project, home)),
         ("project", settings_path("project", project, home)),
-        ("local", project / ".claude" / "settings.local.json"),
+        ("local", project_folder(project) / "settings.local.json"),
         ("managed", MANAGED_DIRECTORY / "managed-settings.json"),
         *(("managed", drop_ins / name) for name in names),
     ]

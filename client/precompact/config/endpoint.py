@@ -88,13 +88,6 @@ def _split(url: str) -> urllib.parse.SplitResult | None:
         return None
 
 
-# Where a URL's authority ends, as git reads it for credentials (credential_from_url).
-_AUTHORITY_END = re.compile(r"[/?#]")
-# `scheme://name:` whose colon starts no port (`host:8080/`): what follows, up to an `@`, is a
-# password even where git would not read it as one (it holds a `/`).
-_PASSWORD_START = re.compile(r"[^/?#@:\[]*:(?!\d{1,5}(?:[/?#]|$))")
-
-
 def git_url_shown(url: str) -> str:
     """A git remote's URL as precompact shows it, wherever it is shown (doctor, trust, a refusal,
     `projects --forget`): no password, and for any scheme but ssh no user either
@@ -111,15 +104,15 @@ def git_url_shown(url: str) -> str:
         if git_env.is_local_url(url) or not colon:
             return git_env.tokens_hidden(url, HIDDEN)
         return f"{host}:{git_env.tokens_hidden(path, HIDDEN)}"
-    authority = rest[: m.start()] if (m := _AUTHORITY_END.search(rest)) else rest
-    user, at, _ = authority.rpartition("@")
-    if at:
+    end = git_env.userinfo_end(rest)
+    if end != -1:
+        user = rest[:end]
         name = user.partition(":")[0]
         login = f"{name}@" if name and scheme.lower() in git_env.LOGIN_SCHEMES else ""
-        rest = login + rest[len(user) + 1 :]
-    elif "@" in rest and _PASSWORD_START.match(rest):
-        rest = f"{HIDDEN}@" + rest.rpartition("@")[2]
+        # A password holding a `/`, `?` or `#`: what the user was is not shown either.
+        within = git_env.AUTHORITY_END.search(user) is None
+        rest = (login if within else f"{HIDDEN}@") + rest[end + 1 :]
     if cut := re.search(r"[?#]", rest):
         rest = rest[: cut.start() + 1] + HIDDEN
-    path_start = m.start() if (m := _AUTHORITY_END.search(rest)) else len(rest)
+    path_start = m.start() if (m := git_env.AUTHORITY_END.search(rest)) else len(rest)
     return f"{scheme}://{rest[:path_start]}{git_env.tokens_hidden(rest[path_start:], HIDDEN)}"

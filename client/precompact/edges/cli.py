@@ -397,6 +397,13 @@ def trust(repo, yes, as_json) -> None:
         _say(line)
     # After the settings, so that the user reads which key file is refused and where it resolves.
     configuration.check_keys(loaded, worktree)
+    # Approving the file vouches for none of what a logs/ that came with it holds: said first.
+    from precompact import api
+
+    shipped = api.shipped_savepoints(loaded)
+    result["shipped"] = shipped
+    if shipped:
+        _say(shipped)
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise click.ClickException(

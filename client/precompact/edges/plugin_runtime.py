@@ -113,7 +113,7 @@ class Launcher:
         if given:
             return Path(given)
         # HOME as confined: the project's settings cannot point it at a folder of their own.
-        config_dir = Path(environ.get("CLAUDE_CONFIG_DIR") or Path(user_roots.home(environ)) / ".claude")
+        config_dir = Path(user_roots.claude_folder(environ=environ))
         found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
         if len(found) != 1:
             raise LauncherError(
@@ -158,7 +158,7 @@ class Launcher:
             return "", "precompact plugin: the hook's input has no cwd or hook_event_name; nothing done"
         event, cwd = payload["hook_event_name"], Path(payload["cwd"])
         env = self.environment()
-        if settings_run_precompact(cwd, event, self.environ):
+        if settings_run_precompact(cwd, event, confined(self.environ, cwd)):
             return "", "precompact plugin: precompact's hooks in settings.json run here; the plugin's stand down"
         command = self.precompact(cwd)
         if command is not None:  # it checks the configuration itself
@@ -421,16 +421,20 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
 
 
 def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> bool:
-    """Whether Claude Code's user settings, or the project's (read only from the directory Claude
-    Code starts in), run `precompact hook` for `event` with a `precompact` that is there (by its
-    path, or found on PATH when named bare). A file that does not parse, or is not a regular file
-    (a project's link to a FIFO would hang every hook here), runs nothing."""
+    """Whether Claude Code's user settings (in the folder `environ`'s CLAUDE_CONFIG_DIR names, as
+    Claude Code reads them: boundary/user_roots.claude_folder), or the project's (read only from
+    the directory Claude Code starts in), run `precompact hook` for `event` with a `precompact`
+    that is there (by its path, or found on PATH when named bare). A file that does not parse, or
+    is not a regular file (a project's link to a FIFO would hang every hook here), runs nothing.
+    `environ` is confined (`confined`): a folder the project points into its own tree is not read."""
     from precompact.config import agent_settings, install
 
-    home = Path(environ.get("HOME") or Path.home())
+    home = Path(user_roots.home(environ))
     for scope in ("user", "project"):
         try:
-            groups = agent_settings.outside_object(agent_settings.settings_path(scope, cwd, home))["hooks"][event]
+            groups = agent_settings.outside_object(agent_settings.settings_path(scope, cwd, home, environ))["hooks"][
+                event
+            ]
         except (KeyError, TypeError):
             continue
         handlers = (

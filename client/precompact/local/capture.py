@@ -227,17 +227,19 @@ def latest_with_conversation(saved: list[savepoint_log.Savepoint]) -> savepoint_
 
 
 def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:
-    """The session transcripts Claude Code keeps for sessions run in `cwd`, oldest first (by
+    """The session transcripts Claude Code keeps for sessions run in `cwd` (in its sessions
+    folder: `$CLAUDE_CONFIG_DIR/projects/` or `~/.claude/projects/`), oldest first (by
     modification time). Sidechains of subagents live in subfolders and are not listed. Claude
     Code's folder for `cwd` holds the sessions of every directory whose path differs from it only
     in characters other than letters and digits (`my.app` and `my-app`): a transcript is listed
     only when the directory its session ran in (claude_code.started_in) is `cwd` or below it. One
     that names none is not listed: nothing says it is this project's (Claude Code writes a `cwd`
     on every message, so a file without one holds no conversation)."""
+    from precompact.config import agent_settings
     from precompact.transcript import conversation
     from precompact.transcript.claude_code import project_folder, started_in
 
-    folder = (home or Path.home()) / ".claude" / "projects" / project_folder(str(cwd))
+    folder = agent_settings.sessions_folder(home) / project_folder(str(cwd))
     try:
         found = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file() and not p.is_symlink()]
     except OSError:

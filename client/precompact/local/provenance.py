@@ -100,6 +100,17 @@ def unvouched_note(logs: Path, savepoints: list[tuple[str, int]], remote: bool) 
     )
 
 
+def shipped_note(logs: Path, count: int) -> str:
+    """What `trust` says, before asking, of the `count` savepoints in `logs` that this machine did
+    not write and the configured key did not sign (a `logs/` that came with the project): that
+    approving the file does not make them the user's. The path is outside text: quoted."""
+    return (
+        f"{quoting.path(logs)} already holds {count} savepoint(s) this machine did not write and your key did not "
+        "sign (a logs/ that came with the project, a copy or an archive): they will not verify as yours, approved "
+        "or not, and precompact neither pushes them nor saves after them"
+    )
+
+
 def stamped(purpose: str, data: bytes) -> bytes:
     """`data` followed by this machine's tag over it, for a file in logs/ whose origin matters
     (the chunk naming key): `made_here` gives `data` back only from this machine's stamp."""

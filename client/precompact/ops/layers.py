@@ -134,6 +134,20 @@ def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
     return set(found), (provenance.unvouched_note(config.logs, found, config.git_layer) if found else None)
 
 
+def shipped(config: Config) -> str | None:
+    """What `trust` says, before asking, of the savepoints in logs/ that no root vouches for
+    (`unvouched`'s rule) in one line; None when there are none. A logs/ that cannot be read is
+    said in one line too (every command that reads it refuses it the same way)."""
+    from precompact.boundary import quoting
+    from precompact.local import provenance
+
+    try:
+        found, _ = unvouched(config)
+    except (PrecompactError, OSError) as e:
+        return f"{quoting.path(config.logs)} cannot be read to count its savepoints: {quoting.inline(str(e))}"
+    return provenance.shipped_note(config.logs, len(found)) if found else None
+
+
 def _foreign_branch(config: Config, repo, target) -> str | None:
     """verifier.team's judgement of the instance's branch as the remote holds it now: a save
     under this instance's name by another key replaces the tip's index, with nothing queued here."""

@@ -1,7 +1,8 @@
 """`precompact resurrect --uncompact`: a verified savepoint's pre-compaction conversation
 written back as a new Claude Code session, which `claude --resume <id>` reopens whole.
 
-Claude Code 2.1.332 keeps a session as `~/.claude/projects/<folder>/<session id>.jsonl`, the
+Claude Code 2.1.332 keeps a session as `~/.claude/projects/<folder>/<session id>.jsonl` (under
+`$CLAUDE_CONFIG_DIR` when that is set: config/agent_settings.sessions_folder), the
 folder being the directory it ran in with every character other than a letter or digit turned
 into `-` (observed with the real CLI: /tmp/x/project -> -tmp-x-project). The new session gets a
 new id, so nothing of the original is overwritten; its entries are the snapshot's (redacted
@@ -44,6 +45,7 @@ from pathlib import Path
 import orjson
 
 from precompact.boundary import private_file, session_file
+from precompact.config import agent_settings
 from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
 from precompact.restore.resurrect import ResurrectError, Resurrection
@@ -119,7 +121,7 @@ def uncompact(found: Resurrection, home: Path | None = None) -> Uncompacted:
         + b"\n"
         for entry in entries
     ]
-    path = (home or Path.home()) / ".claude" / "projects" / folder / f"{session_id}.jsonl"
+    path = agent_settings.sessions_folder(home) / folder / f"{session_id}.jsonl"
     _write_new(path, lines)
     # The written entries counted by the rule that counted the savepoint's (transcript.messages).
     scan = TranscriptScan(path=str(path))
