@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -55,9 +56,17 @@ class Document:
 
 
 def read(path: Path) -> Document:
-    """The rollout at `path` as a document; OSError when it cannot be read."""
+    """The rollout at `path` as a document; OSError when it cannot be read (LineTooLong: a line
+    over the cap, `read_rest`)."""
     with session_file.open_read(path) as f:
-        return read_from(f.read(), 0)
+        return read_from(read_rest(f, path), 0)
+
+
+def read_rest(handle: BinaryIO, path: Path) -> bytes:
+    """The rollout's bytes from where `handle` (`path` open) stands, none of its lines longer than
+    a transcript line may be (claude_code.MAX_LINE_BYTES): a longer one, which would be read whole
+    into memory, is session_file.LineTooLong once that much of it is read."""
+    return session_file.capped_lines(handle, claude_code.MAX_LINE_BYTES, path)
 
 
 def read_from(raw: bytes, start: int) -> Document:
