@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -1573,13 +1574,15 @@ MODEL_TEXT = (
     "ops/compaction.py",
 )
 # The modules that print what the model reads when it runs a command (the brief names `status`,
-# `verify`, `resurrect --format report`), and the verifier's, which compose the verdicts printed.
+# `verify`, `resurrect --format report`), the verifier's, which compose the verdicts printed, and
+# resurrect's, whose refusals (a savepoint not found, not vouched for) `resurrect` prints.
 PRINTED_TEXT = (
     "edges/cli.py",
     "verifier/verify.py",
     "verifier/team.py",
     "verifier/verdicts.py",
     "verifier/savepoint.py",
+    "restore/resurrect.py",
 )
 # Names, times and reasons the index, a snapshot, a remote's copy, an RPC endpoint or an error
 # state as they like: an instance's name, a lineage, an index line's timestamp, the snapshot file
@@ -1595,6 +1598,9 @@ NAMES_TIMES_REASONS = {
     "failure",
     "failures",
 }
+# The paths the CLI prints (a file `install`/`uninstall` changes, a savepoint or session written, a
+# project forgotten): any directory's name may hold a line of its own.
+PRINTED_PATHS = {"path", "cwd"}
 # Fields that carry text precompact did not write (a transcript's entries and tool output, a
 # compaction summary, a session id, file names). A check's `detail` is not one: it is the
 # verifier's own sentence, whose outside parts are quoted where it is composed (PRINTED_TEXT).
@@ -1634,13 +1640,19 @@ TEXT_OF_ARGUMENTS = {
     "sorted",
     "list",
 }
+# What each name of a scope is assigned.
+Values = Mapping[str, list[ast.AST]]
+NO_VALUES: Values = MappingProxyType({})
 # Where text is printed without an f-string.
 PRINTERS = {"terminal.echo", "_say", "click.echo", "print"}
 
 
-def _outside_reads(node: ast.AST, fields: set[str], variables: set[str]) -> Iterator[ast.AST]:
+def _outside_reads(
+    node: ast.AST, fields: set[str], variables: set[str], values: Values = NO_VALUES
+) -> Iterator[ast.AST]:
     """The reads of outside text in `node` that reach the text it makes: not inside a quoting
-    form, nor in a condition, an index, or a call that makes its own text."""
+    form, nor in a condition, an index, a number's format or a call that makes its own text.
+    `values`: what each name of the scope is assigned, to follow a loop over it item by item."""
     if isinstance(node, ast.Call):
         if _dotted(node.func) in QUOTING_FORMS:
             return
@@ -1651,7 +1663,7 @@ def _outside_reads(node: ast.AST, fields: set[str], variables: set[str]) -> Iter
         callee = node.func.attr if isinstance(node.func, ast.Attribute) else _dotted(node.func)
         if callee in TEXT_OF_ARGUMENTS:
             for part in [*node.args, node.func]:
-                yield from _outside_reads(part, fields, variables)
+                yield from _outside_reads(part, fields, variables, values)
         return
     if isinstance(node, ast.Attribute) and node.attr in OWN_WORDS:
         return
@@ -1661,22 +1673,18 @@ def _outside_reads(node: ast.AST, fields: set[str], variables: set[str]) -> Iter
         if isinstance(node.slice, ast.Constant) and node.slice.value in fields:
             yield node
         else:
-            yield from _outside_reads(node.value, fields, variables)
+            yield from _outside_reads(node.value, fields, variables, values)
     elif isinstance(node, ast.IfExp):
-        yield from _outside_reads(node.body, fields, variables)
-        yield from _outside_reads(node.orelse, fields, variables)
+        yield from _outside_reads(node.body, fields, variables, values)
+        yield from _outside_reads(node.orelse, fields, variables, values)
     elif isinstance(node, ast.GeneratorExp | ast.ListComp | ast.SetComp):
-        # A name bound to outside text holds it in the element made of it (of a tuple's names,
-        # those named for such a field: OUTSIDE_VARIABLES).
-        bound = {
-            g.target.id
-            for g in node.generators
-            if isinstance(g.target, ast.Name) and any(_outside_reads(g.iter, fields, variables))
-        }
-        yield from _outside_reads(node.elt, fields, variables | bound)
-    elif not isinstance(node, ast.Compare | ast.Lambda):
+        # A name bound to outside text holds it in the element made of it.
+        yield from _outside_reads(node.elt, fields, _bound_by_generators(node, fields, variables, values), values)
+    elif not isinstance(node, ast.Compare | ast.Lambda) and not (
+        isinstance(node, ast.FormattedValue) and _formats_a_number(node)
+    ):
         for child in ast.iter_child_nodes(node):
-            yield from _outside_reads(child, fields, variables)
+            yield from _outside_reads(child, fields, variables, values)
 
 
 def _made_text(tree: ast.AST) -> Iterator[ast.AST]:
@@ -1708,30 +1716,98 @@ def renders_outside_text_unquoted(tree: ast.Module, fields: set[str] = OUTSIDE_T
     found: dict[ast.AST, str] = {}  # a printed f-string's parts are also parts of an f-string
     scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     for scope in [tree, *scopes]:
-        variables = (
+        variables, values = (
             _holding_outside_text(scope, fields, OUTSIDE_VARIABLES & fields)
             if scope in scopes
-            else OUTSIDE_VARIABLES & fields
+            else (OUTSIDE_VARIABLES & fields, {})
         )
         for part in _made_text(scope):
-            read = next(_outside_reads(part, fields, variables), None)
+            read = next(_outside_reads(part, fields, variables, values), None)
             if read is not None:
                 found.setdefault(read, f"line {read.lineno}: {ast.unparse(read)[:60]}")
     return list(found.values())
 
 
-def _holding_outside_text(scope: ast.AST, fields: set[str], variables: set[str]) -> set[str]:
-    """`variables` and the names `scope` assigns outside text to (`name = r.instance if ...`)."""
+def _holding_outside_text(scope: ast.AST, fields: set[str], variables: set[str]) -> tuple[set[str], Values]:
+    """`variables` and the names `scope` binds to outside text, assigned (`name = r.instance if
+    ...`, `name, when = row`, `name := r.instance`) or looped over (`for name, when in rows`,
+    item by item when `rows` is a list the scope makes); and what each name is assigned."""
+    values: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(n.value)
     held = set(variables)
-    for _ in range(2):  # one name assigned from another
-        held |= {
-            n.targets[0].id
-            for n in ast.walk(scope)
-            if isinstance(n, ast.Assign)
-            and isinstance(n.targets[0], ast.Name)
-            and any(_outside_reads(n.value, fields, held))
-        }
-    return held
+    while True:  # until no name is bound from another newly held
+        more = set(held)
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign):
+                for target in n.targets:
+                    more |= _bound(target, n.value, fields, held, values)
+            elif isinstance(n, ast.AnnAssign | ast.NamedExpr) and n.value is not None:
+                more |= _bound(n.target, n.value, fields, held, values)
+            elif isinstance(n, ast.For | ast.AsyncFor | ast.comprehension):
+                more |= _bound_by_loop(n.target, n.iter, fields, held, values)
+        if more == held:
+            return held, values
+        held = more
+
+
+def _bound(target: ast.AST, value: ast.AST, fields: set[str], held: set[str], values: Values) -> set[str]:
+    """The names `target` binds to outside text when it takes `value`: a tuple's names pair with
+    a tuple's items (`name, n = r.instance, 1`), and all take a value that is no tuple of as many
+    but reads outside text (`name, when = row`: which item is which is not known here)."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        starred = any(isinstance(t, ast.Starred) for t in [*target.elts, *value.elts])
+        if not starred and len(target.elts) == len(value.elts):
+            return {name for t, v in zip(target.elts, value.elts) for name in _bound(t, v, fields, held, values)}
+    if not any(_outside_reads(value, fields, held, values)):
+        return set()
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _bound_by_loop(target: ast.AST, iterable: ast.AST, fields: set[str], held: set[str], values: Values) -> set[str]:
+    """The names `target` binds to outside text as it takes each item of `iterable` (an item is
+    read without following names again: a name's value is followed once, by `_items`)."""
+    bound: set[str] = set()
+    for item, within in _items(iterable, fields, held, values):
+        bound |= _bound(target, item, fields, within, NO_VALUES)
+    return bound
+
+
+def _bound_by_generators(
+    node: ast.GeneratorExp | ast.ListComp | ast.SetComp, fields: set[str], held: set[str], values: Values
+) -> set[str]:
+    """`held` and the names a comprehension's loops bind to outside text."""
+    bound = held
+    for generator in node.generators:
+        bound = bound | _bound_by_loop(generator.target, generator.iter, fields, bound, values)
+    return bound
+
+
+def _items(iterable: ast.AST, fields: set[str], held: set[str], values: Values) -> list[tuple[ast.AST, set[str]]]:
+    """What each item of `iterable` may be, with the names that hold outside text where it is
+    made: a literal's elements, a comprehension's element, `enumerate(x)`'s a number and an item
+    of x, `zip(a, b)`'s an item of each, `sorted(x)`'s x's, a name's the items of what the scope
+    assigns it; else, an item of what cannot be followed is taken to be all of it."""
+    if isinstance(iterable, ast.Tuple | ast.List | ast.Set):
+        return [(e.value if isinstance(e, ast.Starred) else e, held) for e in iterable.elts]
+    if isinstance(iterable, ast.GeneratorExp | ast.ListComp | ast.SetComp):
+        return [(iterable.elt, _bound_by_generators(iterable, fields, held, values))]
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.args:
+        first = iterable.args[0]
+        if iterable.func.id == "enumerate":
+            return [
+                (ast.Tuple([ast.Constant(0), item]), within) for item, within in _items(first, fields, held, values)
+            ]
+        if iterable.func.id == "zip":
+            return [(ast.Tuple(list(iterable.args)), held)]
+        if iterable.func.id in {"sorted", "reversed", "list", "tuple", "set"}:
+            return _items(first, fields, held, values)
+    if isinstance(iterable, ast.Name) and iterable.id in values:
+        return [pair for value in values[iterable.id] for pair in _items(value, fields, held, NO_VALUES)]
+    return [(iterable, held)]
 
 
 @pytest.mark.parametrize("name", MODEL_TEXT)
@@ -1742,6 +1818,10 @@ def test_outside_text_reaches_the_model_only_quoted(name):
 @pytest.mark.parametrize("name", PRINTED_TEXT)
 def test_outside_names_times_and_reasons_are_printed_only_quoted(name):
     assert not renders_outside_text_unquoted(modules()[name], NAMES_TIMES_REASONS), name
+
+
+def test_the_paths_the_cli_prints_are_quoted():
+    assert not renders_outside_text_unquoted(modules()["edges/cli.py"], NAMES_TIMES_REASONS | PRINTED_PATHS)
 
 
 def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
@@ -1784,6 +1864,37 @@ def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():
         "name",
         "names",
         "name",
+    ]
+
+
+def test_the_quoting_rule_follows_outside_text_through_unpacking_and_loops():
+    """A name that takes outside text from a tuple (its own item, or any item of a tuple it
+    cannot follow), a loop, `enumerate`, `zip`, a comprehension or `:=` holds it; a number beside
+    it, an option's own word and a number's format do not."""
+    sample = ast.parse(
+        "def paired(r):\n    who, n = r.instance, r.sequence\n    _say(f'{who} #{n}')\n"
+        "def row(r):\n    kept = (r.instance, r.timestamp)\n    who, when = kept\n    _say(f'{who} at {when}')\n"
+        "def listed(found):\n    pairs = [(s.instance, s.sequence) for s in found]\n"
+        "    for who, n in pairs:\n        _say(f'{who} #{n}')\n"
+        "def counted(found):\n    for i, who in enumerate(found.lineage):\n        _say(f'{i}: {who}')\n"
+        "def zipped(found, numbers):\n    for who, n in zip(found.lineage, numbers):\n        _say(f'{who} {n}')\n"
+        "def each(found):\n    return [f'- {who}' for who in found.lineage]\n"
+        "def walrus(r):\n    if (who := r.instance):\n        _say(f'{who}')\n"
+        "def options(instance, n):\n"
+        "    for given, option in ((instance, '--instance'), (n, '--sequence')):\n        _say(f'{option}')\n"
+        "def numbered(held):\n    rows = [('timestamp', f'{held.timestamp:d}')]\n"
+        "    for label, value in rows:\n        _say(f'{label}: {value}')\n"
+        "def quoted(found):\n    for i, who in enumerate(found.lineage):\n        _say(f'{i}: {quoting.name(who)}')\n"
+    )
+    assert renders_outside_text_unquoted(sample) == [
+        "line 3: who",
+        "line 7: who",
+        "line 7: when",
+        "line 11: who",
+        "line 14: who",
+        "line 17: who",
+        "line 19: who",
+        "line 22: who",
     ]
 
 

@@ -413,3 +413,109 @@ def test_a_rollout_with_an_over_long_or_unparsable_first_line_fails_alone_and_th
     assert "over 4 MiB" in sessions[1]["reason"] and str(huge) in sessions[1]["reason"]
     assert "not JSON" in sessions[2]["reason"] and "cut.jsonl" in sessions[2]["reason"]
     assert all("\n" not in s["reason"] for s in sessions[1:])
+
+
+def test_a_rollout_line_over_the_cap_fails_its_session_alone_and_is_not_read_whole(tmp_path):
+    """A line longer than a transcript line may be (claude_code.MAX_LINE_BYTES) is refused once
+    that much of it is read, never read whole into memory: its session fails in one line naming
+    where the line starts, and the project's other threads are imported."""
+    import tracemalloc
+
+    from precompact.boundary import session_file
+    from precompact.transcript import claude_code
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    codex_home = tmp_path / "codex-home"
+    day = codex_home / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    head = {**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(project.path)}}
+    write(day / f"rollout-2026-12-02T06-07-51-{SESSION}.jsonl", [head, *ROLLOUT[1:]])
+    huge = write(
+        day / "rollout-2026-12-02T06-08-00-huge.jsonl", [{**head, "payload": {**head["payload"], "id": "huge"}}]
+    )
+    start = huge.stat().st_size
+    with huge.open("r+b") as f:  # sparse: four times the cap in one line, next to nothing on disk
+        f.truncate(start + 4 * claude_code.MAX_LINE_BYTES)
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(session_file.LineTooLong) as refused:
+            codex.read(huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * claude_code.MAX_LINE_BYTES, f"{peak} bytes held to refuse it"
+    said = f"its line at byte {start} is longer than 16 MiB, the most read of one line"
+    assert refused.value.strerror == said
+
+    done = subprocess.run(
+        [PRECOMPACT, "import", "--agent", "codex", "--json"],
+        cwd=project.path,
+        env={**os.environ, "CODEX_HOME": str(codex_home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    sessions = json.loads(done.stdout)["sessions"]
+    assert [(s["session_id"], s["outcome"], s["reason"]) for s in sessions] == [
+        (SESSION, "saved", None),
+        (huge.stem, "failed", f"cannot read it: {said}"),
+    ]
+
+
+def test_a_codex_sessions_folder_that_cannot_be_listed_is_one_line_naming_it_and_exit_1(tmp_path, monkeypatch):
+    """No sessions folder is nothing to import; one that is a file, or that this user may not
+    list, is one line naming it, nothing imported, exit 1 (which threads are the project's is
+    not known); a day's folder that cannot be listed is one failed entry naming it, and the
+    other days' threads are imported. A stray file beside the days is no folder to list."""
+    import errno
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    codex_home = tmp_path / "codex-home"
+    sessions = codex_home / "sessions"
+    codex_home.mkdir()
+
+    def imported(*json_asked: str) -> subprocess.CompletedProcess:
+        return precompact(project.path, "import", "--agent", "codex", *json_asked, env={"CODEX_HOME": str(codex_home)})
+
+    none = imported()
+    assert none.returncode == 0 and "0 session(s) found" in none.stdout, "no sessions folder: nothing to import"
+    sessions.write_text("not a folder")
+    done = imported()
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert f"Codex CLI's sessions folder {sessions} cannot be listed (Not a directory)" in line
+    assert "nothing was imported" in line and "precompact import --agent codex" in line
+    assert json.loads(imported("--json").stdout)["exit_code"] == 1
+
+    sessions.unlink()
+    head = {**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "cwd": str(project.path)}}
+    for day in ("01", "02"):
+        (sessions / "2026" / "12" / day).mkdir(parents=True)
+        write(sessions / "2026" / "12" / day / f"rollout-2026-12-{day}T06-07-51-{day}.jsonl", [head, *ROLLOUT[1:]])
+    (sessions / "2026" / "notes.txt").write_text("a stray file")
+    scandir = os.scandir
+    denied = {sessions / "2026" / "12" / "02"}
+
+    def listing(path):
+        if Path(path) in denied:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(codex.os, "scandir", listing)
+    listed = codex.sessions_in(project.path, codex_home)
+    assert [getattr(p, "name", None) for p in listed if isinstance(p, Path)] == ["rollout-2026-12-01T06-07-51-01.jsonl"]
+    [unlisted] = [p for p in listed if isinstance(p, codex.Unlisted)]
+    assert unlisted.rollout == sessions / "2026" / "12" / "02" and "\n" not in unlisted.reason
+    assert unlisted.reason.startswith(f"{sessions / '2026' / '12' / '02'} cannot be listed (Permission denied)")
+
+    denied.add(sessions)
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    monkeypatch.chdir(project.path)
+    refused = invoke("import", "--agent", "codex")
+    assert refused.exit_code == 1
+    assert f"Codex CLI's sessions folder {sessions} cannot be listed (Permission denied)" in refused.output

@@ -151,3 +151,40 @@ def test_a_regular_transcript_is_read_through_the_owner(tmp_path):
         with session_file.open_read(given) as f:
             assert f.read() == path.read_bytes()
         assert conversation.last_said(given) is not None
+
+
+@pytest.mark.parametrize(
+    ("data", "read"),
+    [
+        (b"", b""),
+        (b"said\n012345678\n", b"said\n012345678\n"),  # ten bytes with its newline: at the cap
+        (b"said\n012345678\nstill bei", b"said\n012345678\nstill bei"),  # a last line being written
+        (b"ab\n" * 40, b"ab\n" * 40),  # many lines in each read
+    ],
+)
+def test_capped_lines_reads_lines_within_the_cap_whole(tmp_path, data, read):
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(data)
+    with session_file.open_read(path) as f:
+        assert session_file.capped_lines(f, 10, path) == read
+
+
+@pytest.mark.parametrize(
+    ("data", "start"),
+    [
+        (b"said\n0123456789A\nmore\n", 5),  # ends in a later read than it starts
+        (b"said\n" + b"x" * 4096, 5),  # never ends: not read to its end
+        (b"0123456789A\n", 0),
+        (b"said\nok\n" + b"y" * 30 + b"\n", 8),
+    ],
+)
+def test_capped_lines_refuses_a_longer_line_in_one_line_once_the_cap_is_read(tmp_path, data, start):
+    """LineTooLong names where the line starts, and no more of it than the cap and one read is read."""
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(data)
+    with session_file.open_read(path) as f:
+        with pytest.raises(session_file.LineTooLong) as refused:
+            session_file.capped_lines(f, 10, path)
+        assert f.tell() <= start + 10 + 10
+    assert isinstance(refused.value, OSError) and refused.value.filename == str(path)
+    assert refused.value.strerror == f"its line at byte {start} is longer than 10 bytes, the most read of one line"

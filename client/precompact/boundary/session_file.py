@@ -1,7 +1,9 @@
 """An agent's session file (a transcript, a rollout, a chat file, the files an agent keeps beside
 them) opened for reading: the only way any module opens one (an architecture test holds the
 transcript readers to it). What is its own: a file opened to be streamed (a transcript may be
-hundreds of megabytes, read line by line, no cap), and its refusal, NotASessionFile.
+hundreds of megabytes, read line by line, no cap on the whole), its refusal, NotASessionFile, and
+the read of a file's rest with a cap on each line (`capped_lines`: a line of gigabytes is refused
+once past the cap, not read whole), and its refusal, LineTooLong.
 
 The path comes from outside (the hook's event, the agent's folders); the open and the checks on
 the descriptor are boundary/small_file's (without blocking: a FIFO's open() would wait for a
@@ -18,6 +20,7 @@ import errno
 import io
 import os
 import stat
+from typing import BinaryIO
 
 from precompact.boundary import small_file
 
@@ -27,6 +30,14 @@ class NotASessionFile(OSError):
     reads a missing file as nothing reads this as nothing too)."""
 
 
+class LineTooLong(OSError):
+    """A line of the session file is longer than its reader reads of one line; the rest of that
+    line was not read (an OSError, so every reader reports it as a file it cannot read)."""
+
+
+# How much `capped_lines` reads at a time (at most its cap, so that a line within one read is
+# within the cap).
+_BLOCK_BYTES = 1 << 20
 NOT_A_FILE = "is not a file (a FIFO, a device or a directory)"
 MADE_UP = f"{small_file.MADE_UP}, not a session's"
 
@@ -47,3 +58,33 @@ def open_read(path: str | os.PathLike) -> io.BufferedReader:
     except BaseException:
         os.close(fd)
         raise
+
+
+def capped_lines(handle: BinaryIO, limit: int, path: str | os.PathLike) -> bytes:
+    """What `handle` (`path` open) holds from where it stands to its end (a last line still being
+    written included), each line at most `limit` bytes: LineTooLong, in one line naming where the
+    first longer one starts, as soon as that many bytes of it are read. A read takes at most `limit`
+    bytes, so only a line that spans reads can be longer: each read checks the line it ends and
+    the one it leaves open, never each line."""
+    step = min(_BLOCK_BYTES, limit)
+    origin = handle.tell()
+    parts: list[bytes] = []
+    read = line_start = 0  # bytes read; where the line not yet ended starts
+    while block := handle.read(step):
+        ended = block.find(b"\n")
+        if ended >= 0:
+            if read + ended + 1 - line_start > limit:
+                break
+            line_start = read + block.rfind(b"\n") + 1
+        read += len(block)
+        parts.append(block)
+        if read - line_start > limit:
+            break
+    else:
+        return b"".join(parts)
+    most = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+    raise LineTooLong(
+        errno.EFBIG,
+        f"its line at byte {origin + line_start} is longer than {most}, the most read of one line",
+        os.fspath(path),
+    )

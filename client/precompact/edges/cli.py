@@ -465,7 +465,7 @@ def savepoint(transcript, session_id, no_transcript, trigger, force, instance, a
     _say(f"✓ Layer 1: savepoint {written.sequence} saved locally")
     _say(f"  Hash: sha256:{written.sha256}")
     _say(f"  Size: {written.size} bytes")
-    _say(f"  Location: {written.path}")
+    _say(f"  Location: {quoting.path(written.path)}")
     layers = _report(loaded, outcome)
     if as_json:
         saved = {
@@ -1155,9 +1155,9 @@ def _uncompact(instance, sequence, at_time, as_json) -> None:
         )
         return
     terminal.echo(
-        f"wrote savepoint {found.savepoint.sequence}'s conversation ({messages} messages, {written.entries} transcript entries) as a new session: {written.path}"
+        f"wrote savepoint {found.savepoint.sequence}'s conversation ({messages} messages, {written.entries} transcript entries) as a new session: {quoting.path(written.path)}"
     )
-    terminal.echo(f"resume it from {written.cwd} with:")
+    terminal.echo(f"resume it from {quoting.path(written.cwd)} with:")
     terminal.echo(written.command)
 
 
@@ -1538,7 +1538,7 @@ def projects(forget, rescan, url, add, as_json) -> None:
         removed = [str(store) for store in gone.removed]
         kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]
         _say(
-            f"forgot {forgotten}: it is no longer listed or searched by recall --everywhere, and its savepoints do not "
+            f"forgot {quoting.path(forgotten)}: it is no longer listed or searched by recall --everywhere, and its savepoints do not "
             "register it again (`precompact projects --add PATH` does)"
         )
         for store in gone.removed:
@@ -1732,22 +1732,22 @@ def install(scope, dry_run, with_mcp, agent) -> None:
             _apply(
                 server,
                 dry_run,
-                f"registered the MCP server `{program.shell('mcp')}` in {server.path}",
-                f"MCP server already registered in {server.path}",
+                f"registered the MCP server `{program.shell('mcp')}` in {quoting.path(server.path)}",
+                f"MCP server already registered in {quoting.path(server.path)}",
             )
             written.append(server.path)
         _apply(
             change,
             dry_run,
-            f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {change.path}, running {entry}",
-            f"already installed in {change.path}; nothing changed",
+            f"installed the PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit and PostToolUse hooks in {quoting.path(change.path)}, running {entry}",
+            f"already installed in {quoting.path(change.path)}; nothing changed",
         )
         written.append(change.path)
     finally:
         if scope == "project" and not dry_run and written:
             _settle_in_git(root, written)
     if scope == "project" and not dry_run:
-        terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=root))
+        terminal.echo(installer.PROJECT_SCOPE_ADVICE.format(root=quoting.path(root)))
         if plugin:
             terminal.echo(
                 f"note: the {plugin} plugin's hooks stand down where these run, so a compaction is saved once"
@@ -1763,8 +1763,8 @@ def _install_opencode(scope: str, dry_run: bool, with_mcp: bool, program: Progra
     _apply(
         change,
         dry_run,
-        f"installed precompact's OpenCode plugin at {change.path}, running {entry}",
-        f"already installed at {change.path}; nothing changed",
+        f"installed precompact's OpenCode plugin at {quoting.path(change.path)}, running {entry}",
+        f"already installed at {quoting.path(change.path)}; nothing changed",
     )
     if dry_run:
         return
@@ -1796,8 +1796,8 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, progra
     _apply(
         change,
         dry_run,
-        f"installed precompact's hooks in {change.path}, running {entry}",
-        f"already installed in {change.path}; nothing changed",
+        f"installed precompact's hooks in {quoting.path(change.path)}, running {entry}",
+        f"already installed in {quoting.path(change.path)}; nothing changed",
     )
     if dry_run:
         return
@@ -1832,8 +1832,8 @@ def uninstall(scope, dry_run, agent) -> None:
         _apply(
             plugin,
             dry_run,
-            f"removed precompact's OpenCode plugin {plugin.path}",
-            f"no precompact plugin at {plugin.path}; nothing changed",
+            f"removed precompact's OpenCode plugin {quoting.path(plugin.path)}",
+            f"no precompact plugin at {quoting.path(plugin.path)}; nothing changed",
         )
         return
     if agent != "claude":
@@ -1841,8 +1841,8 @@ def uninstall(scope, dry_run, agent) -> None:
         _apply(
             change,
             dry_run,
-            f"removed precompact's hooks from {change.path}",
-            f"no precompact hooks in {change.path}; nothing changed",
+            f"removed precompact's hooks from {quoting.path(change.path)}",
+            f"no precompact hooks in {quoting.path(change.path)}; nothing changed",
         )
         return
 
@@ -1852,12 +1852,12 @@ def uninstall(scope, dry_run, agent) -> None:
         if not dry_run:
             installer.check_writable(planned)
     if server.changed:
-        _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {server.path}", "")
+        _apply(server, dry_run, f"removed the MCP server `precompact mcp` from {quoting.path(server.path)}", "")
     _apply(
         change,
         dry_run,
-        f"removed precompact's hooks from {change.path}",
-        f"no precompact hooks in {change.path}; nothing changed",
+        f"removed precompact's hooks from {quoting.path(change.path)}",
+        f"no precompact hooks in {quoting.path(change.path)}; nothing changed",
     )
 
 
@@ -1876,7 +1876,7 @@ def _settle_in_git(root: Path, written: list[Path]) -> None:
         )
     elif kept and kept.added and not kept.shown:
         terminal.echo(
-            f"added {' and '.join(kept.added)} to {kept.exclude_file}: git status no longer shows it (checked)"
+            f"added {' and '.join(kept.added)} to {quoting.path(kept.exclude_file)}: git status no longer shows it (checked)"
         )
     for shown in kept.shown if kept and not kept.problem else ():
         terminal.echo(
@@ -1891,7 +1891,7 @@ def _apply(change, dry_run: bool, done: str, unchanged: str) -> None:
     from precompact.config import install as installer
 
     if dry_run:
-        terminal.echo(f"{change.path}:")
+        terminal.echo(f"{quoting.path(change.path)}:")
         terminal.echo(change.text(), nl=False)
         return
     if not change.changed:

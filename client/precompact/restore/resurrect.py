@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.boundary import logs_dir, private_file
+from precompact.boundary import logs_dir, private_file, quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError, WrongValue
 from precompact.local import chunks, savepoint_log, snapshot
@@ -96,11 +96,11 @@ class Resurrection(Record):
         failed = [f"{name}: {c.detail}" for name, c in self.checks.items() if c.status == FAILED]
         if failed:
             raise NotVouched(
-                f"savepoint {n} of {self.instance} failed a check ({failed[0]}); nothing of it is given; run `precompact verify`"
+                f"savepoint {n} of {quoting.name(self.instance)} failed a check ({failed[0]}); nothing of it is given; run `precompact verify`"
             )
         why = "; ".join(f"{name}: {self.checks[name].detail}" for name in ("integrity", "chain") if name in self.checks)
         raise NotVouched(
-            f"savepoint {n} of {self.instance} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain): {why}; "
+            f"savepoint {n} of {quoting.name(self.instance)} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain): {why}; "
             "nothing of it is given. `precompact resurrect --format report` shows the checks"
         )
 
@@ -189,7 +189,7 @@ def resurrect(
     if continues and not found.verified and roots is config:
         # A copy in logs/ no root vouches for: its lineage would be written into every later snapshot.
         raise ResurrectError(
-            f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the lineage was not recorded"
+            f"savepoint {target.sequence} of {quoting.name(name)} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the lineage was not recorded"
         )
     continues = continues and found.verified  # a branch signed by a key not yours: reported, not continued
     if continues and savepoint_log.read(config.logs).lineage(config.instance) != found.lineage:
@@ -197,11 +197,11 @@ def resurrect(
     if restore_state:
         if not found.intact:
             raise ResurrectError(
-                f"savepoint {target.sequence} of {name} failed verification; the session state was not restored"
+                f"savepoint {target.sequence} of {quoting.name(name)} failed verification; the session state was not restored"
             )
         if not found.verified:
             raise ResurrectError(
-                f"savepoint {target.sequence} of {name} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the session state was not restored"
+                f"savepoint {target.sequence} of {quoting.name(name)} is not verified from a root (this machine's recorded hash, your signing key's signature or the chain); the session state was not restored"
             )
         found.restored_state = _restore_state(config, found.document, target)
     return found
@@ -229,7 +229,9 @@ def from_this_machine(
         config = config.replace(instance=name)
     savepoints = savepoint_log.savepoints(config.logs, name) if given is None else given
     if not savepoints:
-        raise ResurrectError(f"no savepoint of {name} in {savepoint_log.index_path(config.logs)}")
+        raise ResurrectError(
+            f"no savepoint of {quoting.name(name)} in {quoting.path(savepoint_log.index_path(config.logs))}"
+        )
     target = _choose(savepoints, name, sequence, None, of_compaction)
     _check_name(target)
     try:
@@ -248,7 +250,7 @@ def copy_note(found: Resurrection) -> str | None:
         return None
     failed = "; ".join(found.checks[name].detail for name in verdicts.LOCAL_COPIES if name in found.checks)
     return (
-        f"this machine's copy of savepoint {found.savepoint.sequence} of {found.instance} failed its check ({failed}); "
+        f"this machine's copy of savepoint {found.savepoint.sequence} of {quoting.name(found.instance)} failed its check ({failed}); "
         "git's copy, which passed every other check, is read instead"
     )
 
@@ -256,7 +258,7 @@ def copy_note(found: Resurrection) -> str | None:
 def _check_name(target: savepoint_log.Savepoint) -> None:
     if not logs_dir.is_snapshot_name(target.snapshot_file, target.sequence):
         raise ResurrectError(
-            f"the index names {target.snapshot_file!r} as savepoint {target.sequence}'s snapshot, not a name precompact writes"
+            f"the index names {quoting.path(target.snapshot_file)} as savepoint {target.sequence}'s snapshot, not a name precompact writes"
         )
 
 
@@ -289,7 +291,7 @@ def _kept(
     if checked.from_git is not None:
         if "snapshot" in checked.checks:
             path = path.with_name(path.stem + ".from-git.json")
-        logs_dir.write_atomic(logs, f"{logs_dir.SAVES_DIR}/{path.name}", checked.from_git)
+        logs_dir.write_atomic(logs, path.relative_to(logs).as_posix(), checked.from_git)
     for data in checked.chunks_from_git:
         chunks.store(logs, data)
     reader = snapshot.SnapshotReader(checked.document)
@@ -314,7 +316,7 @@ def export(config: Config, instance: str | None = None, sequence: int | None = N
     if not found.intact:
         failed = next(f"{name}: {c.detail}" for name, c in found.checks.items() if c.status == FAILED)
         raise ResurrectError(
-            f"savepoint {found.savepoint.sequence} of {found.instance} failed a check ({failed}); nothing exported"
+            f"savepoint {found.savepoint.sequence} of {quoting.name(found.instance)} failed a check ({failed}); nothing exported"
         )
     return found.contents.data
 
@@ -332,7 +334,7 @@ def _savepoints(
 
     if remote is None:
         raise ResurrectError(
-            f"no savepoint of {name} in {index} ({remote_problem}); check the instance name or run from the project"
+            f"no savepoint of {quoting.name(name)} in {quoting.path(index)} ({remote_problem}); check the instance name or run from the project"
         )
     try:
         remote.fetch()
@@ -341,13 +343,13 @@ def _savepoints(
         fetched = f"; {e}"
     if remote.tip is None:
         raise ResurrectError(
-            f"no savepoint of {name} in {index}, and branch {remote.target.branch} is not in {config.repository}{fetched}"
+            f"no savepoint of {quoting.name(name)} in {quoting.path(index)}, and branch {remote.target.branch} is not in {config.repository}{fetched}"
         )
     [committed] = remote.snapshot_reads([(remote.tip, str(index.relative_to(config.root)))])
     branch = remote.target.branch
     if isinstance(committed, gitstore.Sealed):
         raise ResurrectError(
-            f"{name}'s savepoints on branch {branch} are not encrypted to you ({committed}); ask {name}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
+            f"{quoting.name(name)}'s savepoints on branch {branch} are not encrypted to you ({committed}); ask {quoting.name(name)}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
         )
     if isinstance(committed, gitstore.Unopened):
         raise ResurrectError(f"the savepoints on branch {branch} cannot be read: {committed}")
@@ -358,7 +360,7 @@ def _savepoints(
     savepoints = savepoint_log.of_instance(savepoint_log.parse(committed.splitlines(keepends=True)).savepoints, name)
     if not savepoints:
         raise ResurrectError(
-            f"no savepoint of {name} in {index} or on branch {branch}; check the instance name (see `precompact status --remote`)"
+            f"no savepoint of {quoting.name(name)} in {quoting.path(index)} or on branch {branch}; check the instance name (see `precompact status --remote`)"
         )
     return savepoints, f"branch {branch} of {config.repository}"
 
@@ -371,11 +373,11 @@ def _own_key(savepoints: list[savepoint_log.Savepoint], name: str, source: str) 
     key = team.own_key(savepoints)
     if key is None:
         raise ResurrectError(
-            f"no line of {name}'s index on {source} is signed: there is no key of {name}'s to check its savepoints against"
+            f"no line of {quoting.name(name)}'s index on {source} is signed: there is no key of {quoting.name(name)}'s to check its savepoints against"
         )
     problem = team.index_problem(savepoints, key)
     if problem is not None:
-        raise ResurrectError(f"{name}'s index on {source} is altered: {problem}")
+        raise ResurrectError(f"{quoting.name(name)}'s index on {source} is altered: {problem}")
     return key
 
 
@@ -385,14 +387,14 @@ def _choose(savepoints: list, name: str, sequence: int | None, at: str | None, o
             if savepoint.sequence == sequence:
                 return savepoint
         raise ResurrectError(
-            f"{name} has no savepoint {sequence}; it has {savepoints[0].sequence} to {savepoints[-1].sequence}"
+            f"{quoting.name(name)} has no savepoint {sequence}; it has {savepoints[0].sequence} to {savepoints[-1].sequence}"
         )
     if at is not None:
         moment = parse_time(at)
         earlier = [s for s in savepoints if s.unix_timestamp <= moment.timestamp()]
         if not earlier:
             raise ResurrectError(
-                f"{name} has no savepoint at or before {at}; the first is from {savepoints[0].timestamp}"
+                f"{quoting.name(name)} has no savepoint at or before {at}; the first is from {quoting.timestamp(savepoints[0].timestamp)}"
             )
         return _with_conversation(earlier)
     if of_compaction:

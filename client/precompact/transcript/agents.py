@@ -171,7 +171,7 @@ def _codex(name: Path, rollout: Path) -> Read:
         if not kept:
             f.seek(0)
             prefix, start, state = hashlib.sha256(), 0, None
-        raw = f.read()
+        raw = codex.read_rest(f, rollout)
     document = codex.read_from(raw, start)
     prefix.update(raw[: document.consumed])
     if kept:

@@ -21,13 +21,17 @@ hook-injected context, the compaction's summary answer) is flagged `isMeta` or
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
 from precompact.boundary import session_file
+from precompact.errors import PrecompactError
 from precompact.transcript import claude_code, conversation
 
 AGENT = "codex"
@@ -55,9 +59,17 @@ class Document:
 
 
 def read(path: Path) -> Document:
-    """The rollout at `path` as a document; OSError when it cannot be read."""
+    """The rollout at `path` as a document; OSError when it cannot be read (LineTooLong: a line
+    over the cap, `read_rest`)."""
     with session_file.open_read(path) as f:
-        return read_from(f.read(), 0)
+        return read_from(read_rest(f, path), 0)
+
+
+def read_rest(handle: BinaryIO, path: Path) -> bytes:
+    """The rollout's bytes from where `handle` (`path` open) stands, none of its lines longer than
+    a transcript line may be (claude_code.MAX_LINE_BYTES): a longer one, which would be read whole
+    into memory, is session_file.LineTooLong once that much of it is read."""
+    return session_file.capped_lines(handle, claude_code.MAX_LINE_BYTES, path)
 
 
 def read_from(raw: bytes, start: int) -> Document:
@@ -206,10 +218,15 @@ class Unlisted:
 
 def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
     """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where),
-    oldest first, and those whose `session_meta` could not be read (an empty rollout, which
-    Codex has just made, holds nothing yet and is not listed)."""
+    oldest first, and those whose `session_meta` could not be read or whose day's folder could
+    not be listed (an empty rollout, which Codex has just made, holds nothing yet and is not
+    listed). None when Codex keeps no sessions folder; a PrecompactError naming it when it
+    cannot be listed (which threads are this project's is then not known)."""
     found: list[Path | Unlisted] = []
-    for rollout in (codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"):
+    for rollout in _rollouts(codex_home / "sessions"):
+        if isinstance(rollout, Unlisted):
+            found.append(rollout)
+            continue
         try:
             if rollout.is_symlink() or not rollout.is_file():
                 continue
@@ -235,6 +252,47 @@ def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
         if conversation.ran_within(cwd, root):
             found.append(rollout)
     return sorted(found, key=_age)
+
+
+def _rollouts(sessions: Path) -> list[Path | Unlisted]:
+    """The `YYYY/MM/DD/rollout-*.jsonl` paths under `sessions` (as `glob` matches them: no
+    hidden name), and each folder below it that could not be listed, as an Unlisted naming it."""
+    try:
+        years = _listed(sessions, folders=True)
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise PrecompactError(
+            f"Codex CLI's sessions folder {sessions} cannot be listed ({e.strerror or e}), so nothing was imported; "
+            "make it a folder this user can read (or set CODEX_HOME to Codex's home), then run "
+            "`precompact import --agent codex` again"
+        ) from None
+    found: list[Path | Unlisted] = []
+    folders = [(year, 1) for year in years]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            names = _listed(folder, folders=depth < 3)
+        except OSError as e:
+            why = f"{folder} cannot be listed ({e.strerror or e}): the rollouts in it were not imported"
+            found.append(Unlisted(folder, f"{why}; make it a folder this user can read"))
+            continue
+        if depth < 3:
+            folders += [(name, depth + 1) for name in names]
+        else:
+            found += [name for name in names if fnmatch.fnmatchcase(name.name, "rollout-*.jsonl")]
+    return found
+
+
+def _listed(folder: Path, folders: bool) -> list[Path]:
+    """The entries of `folder` that are not hidden (with `folders`, only folders and links to
+    one); OSError when it cannot be listed (a file there: NotADirectoryError)."""
+    with os.scandir(folder) as entries:
+        return [
+            folder / entry.name
+            for entry in entries
+            if not entry.name.startswith(".") and (not folders or entry.is_dir())
+        ]
 
 
 def _age(listed: Path | Unlisted) -> tuple[int, str]:
