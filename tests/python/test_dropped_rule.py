@@ -48,9 +48,17 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     (advisories, versions, benchmarks, migrations, query rows: 31 sessions) rule 8 scores 0.632
     and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
     from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained."""
+    before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
+    assert before.precision >= 0.665, (before.precision, before.unwanted)
+    assert before.recall >= 0.850, (before.recall, before.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.665, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.850, (scored.recall, scored.missed)
+    assert scored.precision >= 0.675, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.825, (scored.recall, scored.missed)
+
+
+# The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
+# whose forms the rule was then changed for: the floors of the first ones stay where they were.
+ROUND_11_SESSIONS = 33
 
 
 def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
@@ -1932,3 +1940,27 @@ def test_a_search_hit_and_a_bundlers_module_count_are_no_result_of_a_command():
     assert measured == ["dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB"], (
         "a line a search found is a file's (its file is listed), a bundler's module count is its input"
     )
+
+
+def test_a_result_line_measuring_several_things_is_kept_only_with_a_figure_of_each_and_batch_388_ms_is_no_index():
+    c = Conversation("/p", "batches")
+    c.bash(
+        "mix run priv/repo/backfills/currency.exs",
+        "batch 1/52: 1000 rows (143 ms)\nbatch 51/52: 1000 rows (388 ms)\n"
+        "updated 51877 rows in 52 batches, longest batch 388 ms\ndone in 47.2s",
+    )
+    c.say("Done: the longest batch took 388 ms, well inside the lock limit; batch 51 was the slow one.")
+    line = "updated 51877 rows in 52 batches, longest batch 388 ms"
+    said = "5. Problem Solving:\n   Updated about 52k rows in 52 batches.\n"
+    measured = {f.text: f.confidence for f in _listed(c, said) if f.kind == "measurement"}
+    assert measured == {line: dropped.POSSIBLY_DROPPED}, (
+        "the longest batch's time is a clause no figure of the summary tells"
+    )
+    assert "388" in {token for token, _ in dropped._echo_tokens("the longest batch 388 ms; batch 51 was slow")}
+    assert "51" not in {token for token, _ in dropped._echo_tokens("batch 51 was slow")}, "`batch 51` is an index"
+    kept = "5. Problem Solving:\n   Updated about 52k rows in 52 batches; the longest batch took 388 ms.\n"
+    assert not [f for f in _listed(c, kept) if "388" in f.text]
+    tally = Conversation("/p", "tally")
+    tally.bash("pytest -q", "2 failed, 611 passed, 4 skipped in 12.31s")
+    told = "4. Errors and fixes:\n   Two tests failed (of 611 passing).\n"
+    assert not _texts(_listed(tally, told), "measurement"), "a test run's tally is one count, told as a whole"

@@ -275,7 +275,8 @@ _NOT_NUMBERS = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
-    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
+    # an index (`batch 3`, `step 1774`), not a measure said after its noun (`longest batch 388 ms`)
+    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b(?![.,]\d|\s?(?:ns|µs|us|ms|s|sec|min|[KMGT]i?B|kB|%)\b)"
     r"|^\(\d+ rows?\)$"
     # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`,
     # `3 minutes ago`, a status listing's `Up 2 hours`: when, not a measure of the work)
@@ -623,6 +624,7 @@ AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the comm
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
+_MEASURED_CLAUSE_END = re.compile(r"[,;]\s+(?=[^\W\d])")  # between a result line's clauses: `…, longest batch 388 ms`
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
@@ -1190,8 +1192,25 @@ class Summary:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) or self._in_other_unit(n, units) for n in values)
         if found * 2 >= len(values):
-            return KEPT
+            return POSSIBLY_DROPPED if self._a_clause_untold(line) else KEPT
         return POSSIBLY_DROPPED if found else DROPPED
+
+    def _a_clause_untold(self, line: str) -> bool:
+        """A result line that measures several things, a clause each (`updated 51877 rows in 52
+        batches, longest batch 388 ms`; `rss … ; heapUsed start 96.1 MB, end 503.7 MB`), is kept
+        only with a figure of each clause that measures something of its own: the summary's "about
+        52k rows in 52 batches" does not say how long a batch held its lock. A test run's tally
+        is one count of its tests, told as a whole."""
+        if _TEST_TALLY.search(line):
+            return False
+        clauses = [clause for clause in _MEASURED_CLAUSE_END.split(line) if _reports_work(clause)]
+        if len(clauses) < 2:
+            return False
+        return any(
+            not any(self._has_number(n) or self._in_other_unit(n, _unit_values(clause)) for n, _, _ in figures)
+            for clause in clauses
+            if (figures := _telling_numbers(_BARE_SIZE.sub(r"\1 \2", clause)))
+        )
 
     def _setting(self, line: str) -> str:
         """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
@@ -2376,9 +2395,11 @@ def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
             yield token, False
 
 
-def _line_at(text: str, token: str) -> str | None:
-    """The line of `text` where `token` stands whole (not inside a longer token), or None."""
-    at = text.find(token)
+def _line_at(text: str, token: str, last: bool = False) -> str | None:
+    """The line of `text` where `token` stands whole (not inside a longer token), or None; with
+    `last`, the last such line: a figure an output says twice is its result where said last (the
+    `longest batch 388 ms` of a run's summary line, not its progress line's `(388 ms)`)."""
+    at = text.rfind(token) if last else text.find(token)
     while at >= 0:
         end = at + len(token)
         if not (at and (text[at - 1].isalnum() or text[at - 1] in "_.@-")) and not (
@@ -2387,7 +2408,7 @@ def _line_at(text: str, token: str) -> str | None:
         ):
             start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
             return text[start : stop if stop >= 0 else len(text)].strip()
-        at = text.find(token, end)
+        at = text.rfind(token, 0, max(at + len(token) - 1, 0)) if last else text.find(token, end)
     return None
 
 
@@ -2439,7 +2460,7 @@ class _Echoes:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
             for token, measured in tokens.items():
                 for text, position, command in self.heard:
-                    line = _line_at(text, token)
+                    line = _line_at(text, token, last=measured)
                     if line is None or _line_at(command, token) is not None:
                         continue
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
