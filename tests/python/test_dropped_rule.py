@@ -1964,3 +1964,20 @@ def test_a_result_line_measuring_several_things_is_kept_only_with_a_figure_of_ea
     tally.bash("pytest -q", "2 failed, 611 passed, 4 skipped in 12.31s")
     told = "4. Errors and fixes:\n   Two tests failed (of 611 passing).\n"
     assert not _texts(_listed(tally, told), "measurement"), "a test run's tally is one count, told as a whole"
+
+
+def test_a_hosts_address_a_tool_printed_and_the_model_says_again_is_an_identifier():
+    c = Conversation("/p", "address")
+    c.bash(
+        "kubectl exec redis-0 -c sentinel -- redis-cli -p 26379 sentinel get-master-addr-by-name mymaster",
+        '1) "10.12.9.12"\n2) "6379"',
+    )
+    c.bash("dig +short db.internal", "10.12.3.8")
+    c.say("Sentinel still has 10.12.9.12 as master, the pod on the troubled node.")
+    listed = {f.text: f for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed["10.12.9.12"].detail == '1) "10.12.9.12"'
+    assert listed["10.12.9.12"].confidence == dropped.POSSIBLY_DROPPED, "a name said again is as often a step"
+    assert "10.12.3.8" not in listed, "an address the model did not go on with"
+    assert "1.26.18" not in {token for token, _ in dropped._echo_tokens("urllib3 stays on 1.26.18")}
+    kept = "5. Problem Solving:\n   The Sentinel master was 10.12.9.12.\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]

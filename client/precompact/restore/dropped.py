@@ -599,6 +599,8 @@ ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's 
 _ECHO_WORDY = re.compile(
     r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
 )
+# A host's address a tool printed (`10.12.9.12`, `10.0.3.7:6379`): the host the session turned on, said again.
+_ADDRESS = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?::\d{2,5})?")
 ECHO_TOKEN_CHARS = 120
 ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
@@ -2391,7 +2393,9 @@ def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
             at = bisect.bisect_left(not_figures, (run.end(), -1)) - 1  # the last that starts before its end
             if at < 0 or not_figures[at][1] <= run.start():  # not a date's, a line number's, hand arithmetic's
                 yield token, True
-        elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
+        elif (
+            _ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token) or _ADDRESS.fullmatch(token)
+        ) and not _is_path(token):
             yield token, False
 
 
