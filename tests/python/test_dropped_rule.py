@@ -1981,3 +1981,36 @@ def test_a_hosts_address_a_tool_printed_and_the_model_says_again_is_an_identifie
     assert "1.26.18" not in {token for token, _ in dropped._echo_tokens("urllib3 stays on 1.26.18")}
     kept = "5. Problem Solving:\n   The Sentinel master was 10.12.9.12.\n"
     assert not [f for f in _listed(c, kept) if f.kind == "identifier"]
+
+
+def test_a_header_an_edit_sets_is_a_value_it_brought_in_kept_only_with_the_value():
+    c = Conversation("/p", "header")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/views.py",
+            "old_string": '    return render_template("login.html", form=form)\n',
+            "new_string": '    response = make_response(render_template("login.html", form=form))\n'
+            '    response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"\n'
+            "    return response\n",
+        },
+        "The file /p/app/views.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/server.js",
+            "old_string": "  res.json(body);\n",
+            "new_string": "  res.setHeader('Cache-Control', 'no-store');\n  res.json(body);\n",
+        },
+        "The file /p/server.js has been updated successfully.",
+    )
+    said = "3. Files and Code Sections:\n   - app/views.py: the login page sends a Referrer-Policy header.\n"
+    edits = _texts(_listed(c, said), "edit")
+    assert 'app/views.py:  → response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"' in edits
+    assert "server.js:  → res.setHeader('Cache-Control', 'no-store');" in edits
+    kept = (
+        "3. Files and Code Sections:\n   - app/views.py: Referrer-Policy strict-origin-when-cross-origin on the login page.\n"
+        "   - server.js: Cache-Control no-store.\n"
+    )
+    assert _texts(_listed(c, kept), "edit") == []

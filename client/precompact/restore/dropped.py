@@ -463,6 +463,11 @@ _VALUE_LINE = re.compile(
     r"|\$\{\w+:-[^}]+\}"
     r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
     r"|\bdata:[\w/+-]+[,;]"
+    # a header or a keyed setting given a string (`headers["Referrer-Policy"] = "strict-origin…"`,
+    # `res.setHeader('Cache-Control', 'no-store')`, nginx's `add_header X-Frame-Options DENY`)
+    r"|\[\s*[\"'][\w.-]+[\"']\s*\]\s*=\s*[\"'][^\"']"
+    r"|\b(?i:set_?header|add_?header|header)\s*\(\s*[\"'][\w-]+[\"']\s*,\s*[\"'][^\"']"
+    r"|^add_header\s+[\w-]+\s+\S"
 )
 # Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
 # commands that edit the files they are given in place.
