@@ -2014,3 +2014,33 @@ def test_a_header_an_edit_sets_is_a_value_it_brought_in_kept_only_with_the_value
         "   - server.js: Cache-Control no-store.\n"
     )
     assert _texts(_listed(c, kept), "edit") == []
+
+
+def test_a_check_the_user_named_and_a_name_the_summary_gives_in_passing_do_not_tell_its_failure():
+    c = Conversation("/p", "lint")
+    c.user("Fix the open redirect. CI runs `make lint` (ruff + bandit), it has to stay green.")
+    c.bash(
+        "make lint",
+        "ruff check app tests\napp/auth/views.py:27:13: F821 Undefined name `urlsplit`\nFound 1 error.\n"
+        "make: *** [Makefile:14: lint] Error 1",
+        error=True,
+    )
+    request = (
+        "1. Primary Request and Intent:\n   Fix the open redirect; keep CI's `make lint` (ruff and bandit) passing.\n"
+        "2. Key Technical Concepts:\n   - urlsplit scheme/netloc checks\n"
+    )
+    failed = [f for f in _listed(c, request) if f.kind == "failed command"]
+    assert [(f.text, f.detail, f.confidence) for f in failed] == [
+        ("make lint", "F821 Undefined name `urlsplit`", dropped.POSSIBLY_DROPPED)
+    ], "the request names the check, the concepts the function: neither tells the failure"
+    for told in (
+        "4. Errors and fixes:\n   - make lint failed: F821 Undefined name `urlsplit`; added the import.\n",
+        "4. Errors and fixes:\n   - ruff flagged urlsplit as undefined; added the import.\n",
+    ):
+        assert not [f for f in _listed(c, request + told) if f.kind == "failed command"], told
+    not_named = Conversation("/p", "lint-unnamed")
+    not_named.user("Fix the open redirect please.")
+    not_named.bash("make lint", "app/auth/views.py:27:13: F821 Undefined name `urlsplit`", error=True)
+    assert not [f for f in _listed(not_named, request) if f.kind == "failed command"], (
+        "a command only the session chose to run is kept when the summary names it"
+    )

@@ -347,6 +347,12 @@ _FAILURE_WORDS = re.compile(
 _FAILURE_SUBJECT = re.compile(
     r"([\w.+-]+): (?:command not found|not found|inaccessible or not found)|No module named '?([\w.]+)"
 )
+# A sentence of a summary that tells something went wrong ("adb not on PATH", "NameError for ZoneInfo").
+_TELLS_FAILURE = re.compile(
+    r"(?i:error|fail|missing|\bnot\b|\bno\b|undefined|unknown|unresolved|cannot|can't|couldn't|wrong|broke|crash"
+    r"|invalid|refused|denied|rejected|flagged|reported|complain|warn|exception|panic|timed? ?out|abort"
+    r"|leak|overflow|after-free|\brace\b|deadlock|segfault|\bbug|regress)"
+)
 _QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 # A command that reads a log: its program a pager or a search, or a `logs` subcommand (`kubectl logs`, `docker compose logs`).
@@ -900,6 +906,13 @@ class Session:
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
     failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
     words: dict[str, set[str]] = field(default_factory=dict)  # a sentence fact's text -> its content words, made once
+    asked: str = " "  # the user's requests and constraints, normalised: the commands they name
+
+    def user_named(self, command: str) -> bool:
+        """Whether the user's own words give `command` (`CI runs make lint`): a summary restating
+        the request names it whatever the session's runs of it did."""
+        said = normalised(command)
+        return bool(said) and f" {said} " in self.asked
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -908,6 +921,8 @@ class Session:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
+                if fact.kind != "decision":
+                    session.asked += f"{normalised(fact.text)} "
                 words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
@@ -960,7 +975,7 @@ class Summary:
         session = session or Session()
         if fact.kind in _PATH_KINDS:
             return self._path(fact.text, session)
-        if self._holds(fact.text):
+        if self._holds(fact.text) and not (fact.kind == "failed command" and self._user_named_failure(fact, session)):
             return KEPT
         if fact.kind in _SAID_KINDS:
             if self._holds_each_sentence(fact.text):
@@ -989,6 +1004,8 @@ class Summary:
             return self._measurement(fact.text)
         if fact.kind == "failed command":
             judged = self._command(fact.text, session)
+            if judged == KEPT and self._user_named_failure(fact, session):
+                judged = POSSIBLY_DROPPED
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
             return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
@@ -999,6 +1016,12 @@ class Summary:
         return DROPPED
 
     # -- the forms -----------------------------------------------------------------------------
+
+    def _user_named_failure(self, fact: Fact, session: Session) -> bool:
+        """A check the user named (`make lint` of "CI runs make lint, keep it green") is named by
+        the summary's restated request whatever its runs did: only the failure's own words (its
+        error line told or named) keep this run of it."""
+        return bool(fact.detail) and session.user_named(command_core(fact.text))
 
     def _holds(self, form: str) -> bool:
         if _whole(self.text, form):
@@ -1136,8 +1159,15 @@ class Summary:
         detail = fact.detail or ""
         if self._missing_numbers(_error_figures(detail)):  # "after 94932 retries" is another failure
             return False
-        folded = self._plain.casefold()
-        return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
+        subjects = [name.casefold() for name in _failure_subjects(detail)]
+        # in a sentence that tells something went wrong: "urlsplit scheme/netloc checks" names the
+        # function the fix used, not the `Undefined name urlsplit` the lint failed on
+        return any(
+            _whole(sentence.casefold(), name)
+            for sentence in self._said
+            if _TELLS_FAILURE.search(sentence)
+            for name in subjects
+        )
 
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
