@@ -2044,3 +2044,18 @@ def test_a_check_the_user_named_and_a_name_the_summary_gives_in_passing_do_not_t
     assert not [f for f in _listed(not_named, request) if f.kind == "failed command"], (
         "a command only the session chose to run is kept when the summary names it"
     )
+
+
+def test_a_kubernetes_quantity_is_a_size_a_measure_and_no_name():
+    c = Conversation("/p", "quantities")
+    c.bash(
+        "kubectl top pod report-export-28891530-zt6kp -n batch --no-headers",
+        "report-export-28891530-zt6kp   912m   9214Mi",
+    )
+    c.say("The export job holds 9214Mi on a 16 GiB node.")
+    listed = _listed(c, NOTHING)
+    assert "9214Mi" not in _texts(listed, "identifier"), "a quantity is no name"
+    assert [f for f in listed if f.kind == "measurement" and "9214Mi" in f.text]
+    assert ("9214Mi", True) in list(dropped._echo_tokens("holds 9214Mi"))
+    kept = "5. Problem Solving:\n   The export job used about 9 GiB on a 16 GiB node.\n"
+    assert not [f for f in _listed(c, kept) if "9214Mi" in f.text and f.kind == "measurement"]

@@ -502,7 +502,7 @@ _ECHO_RUN = re.compile(
     r"(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+"
 )
 _ECHO_MEASURE = re.compile(
-    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
+    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB|[KMGT]i)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
 )
 _ECHO_NAME = re.compile(
@@ -839,9 +839,9 @@ _UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
     **{
         prefix + tail: ("size", (1000.0**power, 1024.0**power))
         for power, prefix in enumerate("kMGT", start=1)
-        for tail in ("", "B", "iB")
+        for tail in ("", "B", "iB", "i")  # Kubernetes says `9214Mi`
     },
-    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB")},
+    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB", "i")},
 }
 
 
@@ -850,7 +850,7 @@ _BOUND_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _BOUND_AFTER = re.compile(r"\s*(?:limit|cap|budget|ceiling)\b", re.IGNORECASE)
-_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
+_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT]i?)(?=\s|$)")  # `du -h`'s `1.8G`, Kubernetes's `9214Mi`
 
 
 def _unit_values(text: str, bounds: bool = True) -> list[tuple[str, str, float, float]]:
