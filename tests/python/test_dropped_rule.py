@@ -2059,3 +2059,26 @@ def test_a_kubernetes_quantity_is_a_size_a_measure_and_no_name():
     assert ("9214Mi", True) in list(dropped._echo_tokens("holds 9214Mi"))
     kept = "5. Problem Solving:\n   The export job used about 9 GiB on a 16 GiB node.\n"
     assert not [f for f in _listed(c, kept) if "9214Mi" in f.text and f.kind == "measurement"]
+
+
+def test_a_prohibition_said_as_no_x_on_y_is_a_constraint_and_its_clause_alone_is_the_fact():
+    c = Conversation("/p", "prohibition")
+    c.user(
+        "Ok that matches. You can cordon the node and fail Redis over, nothing else: no helm upgrades on the "
+        "prod cluster while the change freeze is on. Put the values fix in a PR."
+    )
+    c.user("No problem on my side, go ahead and read the logs.")
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "constraint") == [
+        "You can cordon the node and fail Redis over, nothing else",
+        "no helm upgrades on the prod cluster while the change freeze is on.",
+    ]
+    assert "No problem on my side, go ahead and read the logs." in _texts(listed, "request"), "no prohibition"
+    summary = (
+        '6. All user messages:\n   - "Ok that matches. You can cordon the node and fail Redis over, nothing else. '
+        'Put the values fix in a PR."\n   - "No problem on my side, go ahead and read the logs."\n'
+    )
+    assert _texts(_listed(c, summary), "constraint") == [
+        "no helm upgrades on the prod cluster while the change freeze is on."
+    ], "the summary's quote kept the scope and lost the prohibition"
+    assert not dropped.CONSTRAINT_WORDS.search("at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)")

@@ -138,7 +138,10 @@ ROUND_SHARE = 0.1  # "around 60" is 64 within this share: a figure said round is
 
 CONSTRAINT_WORDS = re.compile(
     r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
-    r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?)\b",
+    r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?|nothing else|"
+    # a prohibition said as "no X on/in/… Y" ("no helm upgrades on the prod cluster", "no writes to the primary")
+    r"no\s+(?!(?:one|idea|problem|worries|longer|matter|need|doubt|way|reason)\b)[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?"
+    r"\s+(?:on|in|into|to|during|until|before|while|against|outside)\s)\b",
     re.IGNORECASE,
 )
 # A decision is a sentence that gives a choice with its reason, or a cause: what it says after
@@ -200,6 +203,7 @@ SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their
 _CONSTRAINT_MARKS = (
     *("must", "never", "always", "only", "do not", "don't", "dont", "should", "without", "avoid", "keep"),
     *("make sure", "no more than", "at most", "at least", "instead of", "not allowed", "forbidden", "require"),
+    *("nothing else", "no "),
 )
 _REASON_MARKS = (
     *("because", "since", "so that", "due to", "in order to", "otherwise", "rather", "instead of", "prefer"),
@@ -1741,7 +1745,17 @@ def _request(request: str, position: int, add: Add) -> None:
     for sentence in sentences(request):
         short = len(sentence) <= SENTENCE_CHARS
         if short and _says_constraint(sentence) and len(_WORDS.findall(sentence)) >= 3:
-            add("constraint", sentence, position)
+            # a sentence of clauses ("You can cordon the node, nothing else: no helm upgrades on
+            # prod") is a constraint where its clause says one: the rest goes on with the request
+            clauses = (
+                [c.strip() for c in _CLAUSE_END.split(sentence) if c.strip()]
+                if ": " in sentence or "; " in sentence
+                else []
+            )
+            bound = [c for c in clauses if _says_constraint(c) and len(_WORDS.findall(c)) >= 3]
+            for said in bound or [sentence]:
+                add("constraint", said, position)
+            rest += [c for c in clauses if c not in bound] if bound else []
             cut = True
         elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)
