@@ -2082,3 +2082,20 @@ def test_a_prohibition_said_as_no_x_on_y_is_a_constraint_and_its_clause_alone_is
         "no helm upgrades on the prod cluster while the change freeze is on."
     ], "the summary's quote kept the scope and lost the prohibition"
     assert not dropped.CONSTRAINT_WORDS.search("at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)")
+
+
+def test_a_tool_run_on_staging_and_then_on_prod_gives_two_results_and_a_rerun_one():
+    c = Conversation("/p", "where")
+    for env, updated, longest in (("staging", 47901, 212), ("prod", 51877, 388)):
+        c.bash(
+            f"MIX_ENV={env} mix run priv/repo/backfills/payout_currency.exs",
+            f"updated {updated} rows in 52 batches, longest batch {longest} ms\ndone in 41.7s",
+        )
+    c.bash("pytest -q tests", "2 failed, 40 passed in 3.1s", error=True)
+    c.bash("pytest -q tests", "42 passed in 3.0s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "updated 47901 rows in 52 batches, longest batch 212 ms" in measured, "staging's result"
+    assert "updated 51877 rows in 52 batches, longest batch 388 ms" in measured, "prod's result"
+    assert [m for m in measured if "passed" in m] == ["42 passed in 3.0s"], "a rerun's result is the newest"
+    assert dropped._where_run('psql "$STAGING_DATABASE_URL" -Atc "SELECT 1"') == "STAGING_DATABASE_URL"
+    assert dropped._where_run("pip install -q -e . && CUDA_VISIBLE_DEVICES=0 python train.py") == ""

@@ -1509,6 +1509,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
         if len(text) < 2:
             return
         key = _key(kind, text, cwd[-1] if cwd else None)
+        where = _where_run(detail) if newest and detail else ""
+        if where:  # a result of one shape is the newest of the runs where its command ran (staging, prod)
+            key = (*key, where)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
             # A file found by a search and then edited keeps the line it was found by: what was looked for.
@@ -1709,7 +1712,21 @@ def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
     return [f for f in missing if not shown_in_longer(f)]
 
 
-def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
+# Where a command acts, as it says it: an environment it sets (`MIX_ENV=prod`), the option naming
+# a context, cluster, host… (`--context prod-eu-1`, `--env staging`), a variable holding an address
+# (`"$STAGING_DATABASE_URL"`). The same tool run on staging and then on prod gives two results.
+_WHERE = re.compile(
+    r"(?:^|\s)([A-Z0-9_]*(?:ENV|STAGE|ENVIRONMENT|URL|HOST|DSN|DATABASE|CONTEXT|REGION|PROFILE)[A-Z0-9_]*=\S+)(?=\s)"
+    r"|--(?:context|cluster|env|environment|host|region|profile|project|stage)[=\s]+(\S+)"
+    r"|\$\{?([A-Z][A-Z0-9_]*(?:URL|HOST|DSN|ENV)[A-Z0-9_]*)"
+)
+
+
+def _where_run(command: str) -> str:
+    return " ".join(sorted({"".join(m.groups(default="")) for m in _WHERE.finditer(command)}))
+
+
+def _key(kind: str, text: str, cwd: str | None) -> tuple[str, ...]:
     """One thing, whatever kinds it fits: a sentence is one fact however the user's words read; a
     file one fact whether read, edited or named; a failed command one however often it ran."""
     if kind in _SAID_KINDS:
