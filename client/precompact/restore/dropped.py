@@ -1484,7 +1484,7 @@ Add = Callable[..., None]
 def facts(entries: Iterable[object]) -> list[Fact]:
     """Every fact of a history (oldest first), each once, at the entry that first says it, under
     its most telling kind; ranked: by kind (KINDS), then by entry."""
-    found: dict[tuple[str, str], Fact] = {}
+    found: dict[tuple[str, ...], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
     reads: dict[str, str] = {}  # a Read's tool_use id -> the file it read
     # What was read since the model last spoke, where its settings are: (text, entry, where read)
@@ -1495,8 +1495,8 @@ def facts(entries: Iterable[object]) -> list[Fact]:
 
     # A test run that failed and then, run again the same way, passed is a failure the session fixed:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
-    failing: dict[str, set[tuple[str, str]]] = {}
-    fixed: set[tuple[str, str]] = set()
+    failing: dict[str, set[tuple[str, ...]]] = {}
+    fixed: set[tuple[str, ...]] = set()
     # ... and its tally (`1 failed, 63 passed`) went with it, when the run that passed gave its own:
     # the newest tally is the one that counts
     failing_at: dict[str, set[int]] = {}
