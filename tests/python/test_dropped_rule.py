@@ -2099,3 +2099,22 @@ def test_a_tool_run_on_staging_and_then_on_prod_gives_two_results_and_a_rerun_on
     assert [m for m in measured if "passed" in m] == ["42 passed in 3.0s"], "a rerun's result is the newest"
     assert dropped._where_run('psql "$STAGING_DATABASE_URL" -Atc "SELECT 1"') == "STAGING_DATABASE_URL"
     assert dropped._where_run("pip install -q -e . && CUDA_VISIBLE_DEVICES=0 python train.py") == ""
+
+
+def test_of_a_short_history_the_newest_commit_is_a_fact_and_an_older_one_where_the_session_tells_it():
+    c = Conversation("/p", "short-history")
+    c.bash(
+        "git log --oneline -3 -- app/editor.kt",
+        "a3e5c71 editor: save on back press\n5b2f0d9 editor: toast after save\n9e1d3c8 editor: move save off the main thread",
+    )
+    c.say("The newest change saves on back press; let me reproduce that.")
+    listed = {f.text: f.confidence for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed == {"a3e5c71": dropped.POSSIBLY_DROPPED}, "the older two are a history read, not facts"
+    c.say("So the race came when the save moved off the main thread, into a coroutine that outlives the screen.")
+    listed = {f.text for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed == {"a3e5c71", "9e1d3c8"}, "an older commit the model tells by its subject's words"
+    made = Conversation("/p", "made")
+    made.bash("git commit -qam 'fix' && git log -1 --format=%h", "b4f1e0a")
+    assert {f.text: f.confidence for f in _listed(made, NOTHING) if f.kind == "identifier"} == {
+        "b4f1e0a": dropped.DROPPED
+    }

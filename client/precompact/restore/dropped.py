@@ -2035,8 +2035,16 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
             }
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
+            # Of a history of two or three commits (`git log --oneline -3`), the newest is what the
+            # session asked for (the change it looks for came last); an older one is a fact where
+            # the session names it again or tells it by its subject (`_Echoes`, `_Histories`).
+            several = len(marked) > 1
+            if several and _GIT_HISTORY.search(command):
+                marked = marked[:1]
+        else:
+            several = len(marked) > 1
         for hexid, line in marked:
-            add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
+            add("identifier", hexid, position, line[:200], guessed=several and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             if "is the first bad commit" in text:  # who wrote the commit a bisect found
                 _authors(command, text, position, add)
@@ -2495,7 +2503,7 @@ class _Histories:
         if not _GIT_HISTORY.search(command) or len(output) > OUTPUT_CHARS // 4:
             return
         listed = [(m.group(1), m.group(2), m.group(0)) for m in _ONELINE_COMMIT.finditer(output)]
-        if len(listed) <= FOUND_FILES:  # three or fewer are facts already
+        if len(listed) < 2:  # one is a fact already
             return
         words = [content_words(subject) for _, subject, _ in listed]
         said = Counter(word for subject in words for word in subject)
