@@ -2118,3 +2118,23 @@ def test_of_a_short_history_the_newest_commit_is_a_fact_and_an_older_one_where_t
     assert {f.text: f.confidence for f in _listed(made, NOTHING) if f.kind == "identifier"} == {
         "b4f1e0a": dropped.DROPPED
     }
+
+
+def test_a_constraints_bound_said_in_words_is_kept_only_with_the_bound():
+    c = Conversation("/p", "bound")
+    c.user(
+        "Backfill payouts.currency from the merchant's settlement currency. Never hold a lock on payouts for "
+        "more than a second or two, finance's reconciliation times out on locks."
+    )
+    lost = "1. Primary Request and Intent:\n   Backfill payouts.currency; never hold a lock on payouts for long.\n"
+    assert [(f.text, f.confidence) for f in _listed(c, lost) if f.kind == "constraint"] == [
+        (
+            "Never hold a lock on payouts for more than a second or two, finance's reconciliation times out on locks.",
+            dropped.POSSIBLY_DROPPED,
+        )
+    ]
+    for kept in (
+        "1. Primary Request and Intent:\n   Never hold a lock on payouts for more than a second or two (finance's reconciliation times out on locks).\n",
+        "1. Primary Request and Intent:\n   Never hold a lock on payouts for more than 2 seconds: finance's reconciliation times out on locks.\n",
+    ):
+        assert not _texts(_listed(c, kept), "constraint"), kept

@@ -962,7 +962,8 @@ class Summary:
                 self._holding.setdefault(word, []).append(i)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
-        self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
+        self._worded_words = {w for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
+        self._worded = {str(_NUMBER_WORDS.index(w)) for w in self._worded_words}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text, bounds=False)]
         self._elided = [
@@ -984,7 +985,12 @@ class Summary:
         if fact.kind in _SAID_KINDS:
             if self._holds_each_sentence(fact.text):
                 return KEPT
-            return self._sentence(fact.text, session, fact.kind == "decision")
+            judged = self._sentence(fact.text, session, fact.kind == "decision")
+            # a constraint's bound said in words ("more than a second or two", "at most three
+            # retries") is the constraint: a summary's "keep locks short" has lost it
+            if judged == KEPT and fact.kind == "constraint" and self._bound_in_words_lost(fact.text):
+                return POSSIBLY_DROPPED
+            return judged
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
@@ -1121,6 +1127,12 @@ class Summary:
         ):
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
+
+    def _bound_in_words_lost(self, text: str) -> bool:
+        """`text` says a number from two to twenty in words that the summary says neither in
+        words nor in figures ("one" is said of anything)."""
+        said = {w for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS[2:]}
+        return any(w not in self._worded_words and str(_NUMBER_WORDS.index(w)) not in self._exact for w in said)
 
     def _holds_reason(self, text: str) -> bool:
         """The summary holds REASON_COVERAGE of the words of the reason a sentence gives, or it gives none."""
