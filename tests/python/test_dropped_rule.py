@@ -2138,3 +2138,24 @@ def test_a_constraints_bound_said_in_words_is_kept_only_with_the_bound():
         "1. Primary Request and Intent:\n   Never hold a lock on payouts for more than 2 seconds: finance's reconciliation times out on locks.\n",
     ):
         assert not _texts(_listed(c, kept), "constraint"), kept
+
+
+def test_a_processs_memory_measured_before_and_after_a_fix_is_two_results():
+    c = Conversation("/p", "memory")
+    soak = "npm run soak -- --connections 2000 2>&1 | tail -1"
+    c.bash(soak, "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB")
+    c.bash(soak, "rss start 181.9 MB, end 204.7 MB; heapUsed start 95.8 MB, end 101.2 MB")
+    c.bash("/usr/bin/time -v ./parse big.ini 2>&1 | grep Maximum", "Maximum resident set size (kbytes): 812344")
+    c.bash("/usr/bin/time -v ./parse big.ini 2>&1 | grep Maximum", "Maximum resident set size (kbytes): 90112")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    for line in (
+        "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB",
+        "rss start 181.9 MB, end 204.7 MB; heapUsed start 95.8 MB, end 101.2 MB",
+        "Maximum resident set size (kbytes): 812344",
+        "Maximum resident set size (kbytes): 90112",
+    ):
+        assert line in measured, (line, measured)
+    said = "5. Problem Solving:\n   RSS went from about 180 MB to about 610 MB before the fix.\n"
+    assert "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB" in _texts(
+        _listed(c, said), "measurement"
+    ), "the heap's clause is one the summary does not tell"

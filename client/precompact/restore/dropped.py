@@ -580,6 +580,10 @@ _COMPARED = re.compile(
     r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
     r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
     r"|\bExecution Time:"
+    # a process's memory (`rss start 182.4 MB, end 611.9 MB`, `heapUsed 503.7 MB`, `Maximum resident set
+    # size (kbytes): 812344`): a leak hunt measures it before and after the fix
+    r"|\b(?i:rss|heap(?:used|total|_used|_size)?|peak memory)\b[^\n]{0,24}?\d[\d.,]*\s?[KMG]i?B\b"
+    r"|\bMaximum resident set size \(kbytes\):\s*\d"
 )
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
