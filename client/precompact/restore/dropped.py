@@ -593,11 +593,25 @@ _COMPARED = re.compile(
     r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
     r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
     r"|\bExecution Time:"
-    # a process's memory (`rss start 182.4 MB, end 611.9 MB`, `heapUsed 503.7 MB`, `Maximum resident set
-    # size (kbytes): 812344`): a leak hunt measures it before and after the fix
-    r"|\b(?i:rss|heap(?:used|total|_used|_size)?|peak memory)\b[^\n]{0,24}?\d[\d.,]*\s?[KMG]i?B\b"
+)
+# A process's memory (`rss start 182.4 MB, end 611.9 MB`, `heapUsed 503.7 MB`, `Maximum resident set
+# size (kbytes): 812344`): a leak hunt measures it before and after the fix. Searched only in a
+# line holding one of _MEMORY_MARKS (lower case).
+_MEMORY = re.compile(
+    r"\b(?i:rss|heap(?:used|total|_used|_size)?|peak memory)\b[^\n]{0,24}?\d[\d.,]*\s?[KMG]i?B\b"
     r"|\bMaximum resident set size \(kbytes\):\s*\d"
 )
+_MEMORY_MARKS = ("rss", "heap", "peak memory", "resident")
+
+
+def _compared(text: str) -> bool:
+    """Whether a measurement is one the session compares run by run (`_COMPARED`, `_MEMORY`)."""
+    if _COMPARED.search(text):
+        return True
+    lowered = text.lower()
+    return any(mark in lowered for mark in _MEMORY_MARKS) and _MEMORY.search(text) is not None
+
+
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
 _PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
@@ -938,12 +952,13 @@ class Session:
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
         session = cls()
+        asked: list[str] = []
         for fact in found:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
                 if fact.kind != "decision":
-                    session.asked += f"{normalised(fact.text)} "
+                    asked.append(normalised(fact.text))
                 words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
@@ -951,6 +966,7 @@ class Session:
             elif fact.kind == "failed command":
                 for word in _failure_words(fact):
                     session.failures[word] = session.failures.get(word, 0) + 1
+        session.asked = f" {' '.join(asked)} "
         return session
 
 
@@ -1765,7 +1781,7 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, ...]:
     if kind == "failed command":
         return ("command", normalised(text) or text)
     # each build's time, each benchmark's result and tail latency: the session compares them
-    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text) or _PERCENTILE.match(text)):
+    if kind == "measurement" and (_BUILD_TIME.search(text) or _compared(text) or _PERCENTILE.match(text)):
         return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
