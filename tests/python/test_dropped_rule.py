@@ -1962,6 +1962,14 @@ def test_a_result_line_measuring_several_things_is_kept_only_with_a_figure_of_ea
     assert "51" not in {token for token, _ in dropped._echo_tokens("batch 51 was slow")}, "`batch 51` is an index"
     kept = "5. Problem Solving:\n   Updated about 52k rows in 52 batches; the longest batch took 388 ms.\n"
     assert not [f for f in _listed(c, kept) if "388" in f.text]
+    for line in (
+        "updated 47901 rows in 48 batches, done in 41.7s",
+        "updated 47901 rows in 48 batches; checked 12000 lines",
+    ):
+        summary = dropped.Summary("5. Problem Solving:\n   Updated 47901 rows in 48 batches.\n")
+        assert summary.judge(dropped.Fact("measurement", line, 1, "mix run x.exs")) == "kept", (
+            "how long the run took and how much it went through are no clause of their own"
+        )
     tally = Conversation("/p", "tally")
     tally.bash("pytest -q", "2 failed, 611 passed, 4 skipped in 12.31s")
     told = "4. Errors and fixes:\n   Two tests failed (of 611 passing).\n"
