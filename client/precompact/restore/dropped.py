@@ -941,24 +941,28 @@ class Session:
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
     failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
     words: dict[str, set[str]] = field(default_factory=dict)  # a sentence fact's text -> its content words, made once
-    asked: str = " "  # the user's requests and constraints, normalised: the commands they name
+    asked: list[str] = field(default_factory=list)  # the user's requests and constraints: the commands they name
+    _asked_words: str | None = None  # `asked` normalised, made when first looked in
 
     def user_named(self, command: str) -> bool:
         """Whether the user's own words give `command` (`CI runs make lint`): a summary restating
         the request names it whatever the session's runs of it did."""
         said = normalised(command)
-        return bool(said) and f" {said} " in self.asked
+        if not said:
+            return False
+        if self._asked_words is None:
+            self._asked_words = f" {' '.join(normalised(text) for text in self.asked)} "
+        return f" {said} " in self._asked_words
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
         session = cls()
-        asked: list[str] = []
         for fact in found:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
                 if fact.kind != "decision":
-                    asked.append(normalised(fact.text))
+                    session.asked.append(fact.text)
                 words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
@@ -966,7 +970,6 @@ class Session:
             elif fact.kind == "failed command":
                 for word in _failure_words(fact):
                     session.failures[word] = session.failures.get(word, 0) + 1
-        session.asked = f" {' '.join(asked)} "
         return session
 
 
