@@ -371,3 +371,56 @@ def test_the_second_part_orders_every_kind_the_rule_lists_and_no_other():
 
     assert sorted(brief.ADDENDUM_ORDER) == sorted(dropped.KINDS)
     assert len(set(brief.ADDENDUM_ORDER)) == len(brief.ADDENDUM_ORDER)
+
+
+def test_what_round_12_of_the_rule_finds_reaches_the_second_part_first_within_its_budget():
+    """A prohibition said inside a user's sentence, an address the model went on with, a result's
+    untold clause and a header's value an edit set come before the requests and the files, and
+    what does not fit the budget is counted on the line that says how to list it."""
+    from precompact.restore import brief
+    from support.dropped_dev import Conversation
+
+    c = Conversation("/p", "round12")
+    c.user("Checkout p99 alert in EU, can you find out what's going on with the checkout pods in the EU cluster today?")
+    c.bash("redis-cli -p 26379 sentinel get-master-addr-by-name mymaster", '1) "10.12.9.12"\n2) "6379"')
+    c.say("Sentinel still has 10.12.9.12 as master, on the node under memory pressure.")
+    c.user(
+        "You can cordon the node and fail Redis over, nothing else: no helm upgrades on the prod cluster while "
+        "the change freeze is on. Put the values fix in a PR and describe the whole incident timeline in it."
+    )
+    c.bash("mix run backfill.exs", "updated 51877 rows in 52 batches, longest batch 388 ms")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/views.py",
+            "old_string": '    return render_template("login.html")\n',
+            "new_string": '    response = make_response(render_template("login.html"))\n'
+            '    response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"\n    return response\n',
+        },
+        "The file /p/app/views.py has been updated successfully.",
+    )
+    summary = (
+        "1. Primary Request and Intent:\n   Investigate the EU checkout latency; cordon and fail over only.\n"
+        "5. Problem Solving:\n   Updated about 52k rows in 52 batches; the login page sends a Referrer-Policy header.\n"
+    )
+    facts, kept = dropped.dropped_facts(c.entries, dropped.Summary(summary, c.cwd))
+    report = dropped.Dropped("i", 3, summary, "recorded", facts, kept, len(c.entries))
+    whole = brief.addendum(report, 10_000)
+    assert whole is not None
+    said = [line for line in whole.splitlines() if line.startswith("- ")]
+    kinds = [line.split(" [", 1)[0].removeprefix("- ") for line in said]
+    assert kinds == sorted(kinds, key=brief.ADDENDUM_ORDER.index), kinds
+    expected = (
+        "no helm upgrades on the prod cluster",
+        "10.12.9.12",
+        "longest batch 388 ms",
+        "strict-origin-when-cross-origin",
+    )
+    for fact in expected:
+        assert any(fact in line for line in said), (fact, said)
+    at = {fact: next(i for i, line in enumerate(said) if fact in line) for fact in expected}
+    requests = [i for i, kind in enumerate(kinds) if kind in ("request", "file edited")]
+    assert max(at.values()) < min(requests), "what the summary lost comes before what it has the gist of"
+    small = brief.addendum(report, len(whole) - 120)
+    assert small is not None and "no helm upgrades on the prod cluster" in small and "10.12.9.12" in small
+    assert "more fact(s) not shown: `precompact dropped 3` lists them all" in small

@@ -47,10 +47,20 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     went through: no result) 0.618 and 0.827 on its first 26 sessions; with the five of round 10
     (advisories, versions, benchmarks, migrations, query rows: 31 sessions) rule 8 scores 0.632
     and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
-    from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained."""
+    from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained. Round
+    12 added four sessions labelled before the rule ran on them (37): rule 10 scored 0.681 and 0.822
+    on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33."""
+    before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
+    assert before.precision >= 0.680, (before.precision, before.unwanted)
+    assert before.recall >= 0.855, (before.recall, before.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.665, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.695, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.850, (scored.recall, scored.missed)
+
+
+# The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
+# whose forms the rule was then changed for: the floors of the first ones stay where they were.
+ROUND_11_SESSIONS = 33
 
 
 def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
@@ -58,8 +68,8 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     `scripts/bench_dropped.py`): rule 9 listed fresh 135 of 175 "dropped" items right (0.77),
     development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
-    "possibly"): fresh 109 of 120 (0.91), development 10 of 10."""
-    for sessions, floor in ((dropped_fresh.SESSIONS, 0.88), (None, 0.9)):
+    "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90)."""
+    for sessions, floor in ((dropped_fresh.SESSIONS, 0.89), (None, 0.9)):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
         assert right / listed >= floor, (right, listed)
 
@@ -1932,3 +1942,230 @@ def test_a_search_hit_and_a_bundlers_module_count_are_no_result_of_a_command():
     assert measured == ["dist/assets/index-4f2a91.js   412.71 kB │ gzip: 131.02 kB"], (
         "a line a search found is a file's (its file is listed), a bundler's module count is its input"
     )
+
+
+def test_a_result_line_measuring_several_things_is_kept_only_with_a_figure_of_each_and_batch_388_ms_is_no_index():
+    c = Conversation("/p", "batches")
+    c.bash(
+        "mix run priv/repo/backfills/currency.exs",
+        "batch 1/52: 1000 rows (143 ms)\nbatch 51/52: 1000 rows (388 ms)\n"
+        "updated 51877 rows in 52 batches, longest batch 388 ms\ndone in 47.2s",
+    )
+    c.say("Done: the longest batch took 388 ms, well inside the lock limit; batch 51 was the slow one.")
+    line = "updated 51877 rows in 52 batches, longest batch 388 ms"
+    said = "5. Problem Solving:\n   Updated about 52k rows in 52 batches.\n"
+    measured = {f.text: f.confidence for f in _listed(c, said) if f.kind == "measurement"}
+    assert measured == {line: dropped.POSSIBLY_DROPPED}, (
+        "the longest batch's time is a clause no figure of the summary tells"
+    )
+    assert "388" in {token for token, _ in dropped._echo_tokens("the longest batch 388 ms; batch 51 was slow")}
+    assert "51" not in {token for token, _ in dropped._echo_tokens("batch 51 was slow")}, "`batch 51` is an index"
+    kept = "5. Problem Solving:\n   Updated about 52k rows in 52 batches; the longest batch took 388 ms.\n"
+    assert not [f for f in _listed(c, kept) if "388" in f.text]
+    for line in (
+        "updated 47901 rows in 48 batches, done in 41.7s",
+        "updated 47901 rows in 48 batches; checked 12000 lines",
+    ):
+        summary = dropped.Summary("5. Problem Solving:\n   Updated 47901 rows in 48 batches.\n")
+        assert summary.judge(dropped.Fact("measurement", line, 1, "mix run x.exs")) == "kept", (
+            "how long the run took and how much it went through are no clause of their own"
+        )
+    tally = Conversation("/p", "tally")
+    tally.bash("pytest -q", "2 failed, 611 passed, 4 skipped in 12.31s")
+    told = "4. Errors and fixes:\n   Two tests failed (of 611 passing).\n"
+    assert not _texts(_listed(tally, told), "measurement"), "a test run's tally is one count, told as a whole"
+
+
+def test_a_hosts_address_a_tool_printed_and_the_model_says_again_is_an_identifier():
+    c = Conversation("/p", "address")
+    c.bash(
+        "kubectl exec redis-0 -c sentinel -- redis-cli -p 26379 sentinel get-master-addr-by-name mymaster",
+        '1) "10.12.9.12"\n2) "6379"',
+    )
+    c.bash("dig +short db.internal", "10.12.3.8")
+    c.say("Sentinel still has 10.12.9.12 as master, the pod on the troubled node.")
+    listed = {f.text: f for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed["10.12.9.12"].detail == '1) "10.12.9.12"'
+    assert listed["10.12.9.12"].confidence == dropped.POSSIBLY_DROPPED, "a name said again is as often a step"
+    assert "10.12.3.8" not in listed, "an address the model did not go on with"
+    assert "1.26.18" not in {token for token, _ in dropped._echo_tokens("urllib3 stays on 1.26.18")}
+    kept = "5. Problem Solving:\n   The Sentinel master was 10.12.9.12.\n"
+    assert not [f for f in _listed(c, kept) if f.kind == "identifier"]
+
+
+def test_a_header_an_edit_sets_is_a_value_it_brought_in_kept_only_with_the_value():
+    c = Conversation("/p", "header")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/app/views.py",
+            "old_string": '    return render_template("login.html", form=form)\n',
+            "new_string": '    response = make_response(render_template("login.html", form=form))\n'
+            '    response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"\n'
+            "    return response\n",
+        },
+        "The file /p/app/views.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/server.js",
+            "old_string": "  res.json(body);\n",
+            "new_string": "  res.setHeader('Cache-Control', 'no-store');\n  res.json(body);\n",
+        },
+        "The file /p/server.js has been updated successfully.",
+    )
+    said = "3. Files and Code Sections:\n   - app/views.py: the login page sends a Referrer-Policy header.\n"
+    edits = _texts(_listed(c, said), "edit")
+    assert 'app/views.py:  → response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"' in edits
+    assert "server.js:  → res.setHeader('Cache-Control', 'no-store');" in edits
+    kept = (
+        "3. Files and Code Sections:\n   - app/views.py: Referrer-Policy strict-origin-when-cross-origin on the login page.\n"
+        "   - server.js: Cache-Control no-store.\n"
+    )
+    assert _texts(_listed(c, kept), "edit") == []
+
+
+def test_a_check_the_user_named_and_a_name_the_summary_gives_in_passing_do_not_tell_its_failure():
+    c = Conversation("/p", "lint")
+    c.user("Fix the open redirect. CI runs `make lint` (ruff + bandit), it has to stay green.")
+    c.bash(
+        "make lint",
+        "ruff check app tests\napp/auth/views.py:27:13: F821 Undefined name `urlsplit`\nFound 1 error.\n"
+        "make: *** [Makefile:14: lint] Error 1",
+        error=True,
+    )
+    request = (
+        "1. Primary Request and Intent:\n   Fix the open redirect; keep CI's `make lint` (ruff and bandit) passing.\n"
+        "2. Key Technical Concepts:\n   - urlsplit scheme/netloc checks\n"
+    )
+    failed = [f for f in _listed(c, request) if f.kind == "failed command"]
+    assert [(f.text, f.detail, f.confidence) for f in failed] == [
+        ("make lint", "F821 Undefined name `urlsplit`", dropped.POSSIBLY_DROPPED)
+    ], "the request names the check, the concepts the function: neither tells the failure"
+    for told in (
+        "4. Errors and fixes:\n   - make lint failed: F821 Undefined name `urlsplit`; added the import.\n",
+        "4. Errors and fixes:\n   - ruff flagged urlsplit as undefined; added the import.\n",
+    ):
+        assert not [f for f in _listed(c, request + told) if f.kind == "failed command"], told
+    not_named = Conversation("/p", "lint-unnamed")
+    not_named.user("Fix the open redirect please.")
+    not_named.bash("make lint", "app/auth/views.py:27:13: F821 Undefined name `urlsplit`", error=True)
+    assert not [f for f in _listed(not_named, request) if f.kind == "failed command"], (
+        "a command only the session chose to run is kept when the summary names it"
+    )
+
+
+def test_a_kubernetes_quantity_is_a_size_a_measure_and_no_name():
+    c = Conversation("/p", "quantities")
+    c.bash(
+        "kubectl top pod report-export-28891530-zt6kp -n batch --no-headers",
+        "report-export-28891530-zt6kp   912m   9214Mi",
+    )
+    c.say("The export job holds 9214Mi on a 16 GiB node.")
+    listed = _listed(c, NOTHING)
+    assert "9214Mi" not in _texts(listed, "identifier"), "a quantity is no name"
+    assert [f for f in listed if f.kind == "measurement" and "9214Mi" in f.text]
+    assert ("9214Mi", True) in list(dropped._echo_tokens("holds 9214Mi"))
+    kept = "5. Problem Solving:\n   The export job used about 9 GiB on a 16 GiB node.\n"
+    assert not [f for f in _listed(c, kept) if "9214Mi" in f.text and f.kind == "measurement"]
+
+
+def test_a_prohibition_said_as_no_x_on_y_is_a_constraint_and_its_clause_alone_is_the_fact():
+    c = Conversation("/p", "prohibition")
+    c.user(
+        "Ok that matches. You can cordon the node and fail Redis over, nothing else: no helm upgrades on the "
+        "prod cluster while the change freeze is on. Put the values fix in a PR."
+    )
+    c.user("No problem on my side, go ahead and read the logs.")
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "constraint") == [
+        "You can cordon the node and fail Redis over, nothing else",
+        "no helm upgrades on the prod cluster while the change freeze is on.",
+    ]
+    assert "No problem on my side, go ahead and read the logs." in _texts(listed, "request"), "no prohibition"
+    summary = (
+        '6. All user messages:\n   - "Ok that matches. You can cordon the node and fail Redis over, nothing else. '
+        'Put the values fix in a PR."\n   - "No problem on my side, go ahead and read the logs."\n'
+    )
+    assert _texts(_listed(c, summary), "constraint") == [
+        "no helm upgrades on the prod cluster while the change freeze is on."
+    ], "the summary's quote kept the scope and lost the prohibition"
+    assert not dropped.CONSTRAINT_WORDS.search("at androidx.fragment.app.Fragment.requireContext(Fragment.java:972)")
+
+
+def test_a_tool_run_on_staging_and_then_on_prod_gives_two_results_and_a_rerun_one():
+    c = Conversation("/p", "where")
+    for env, updated, longest in (("staging", 47901, 212), ("prod", 51877, 388)):
+        c.bash(
+            f"MIX_ENV={env} mix run priv/repo/backfills/payout_currency.exs",
+            f"updated {updated} rows in 52 batches, longest batch {longest} ms\ndone in 41.7s",
+        )
+    c.bash("pytest -q tests", "2 failed, 40 passed in 3.1s", error=True)
+    c.bash("pytest -q tests", "42 passed in 3.0s")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "updated 47901 rows in 52 batches, longest batch 212 ms" in measured, "staging's result"
+    assert "updated 51877 rows in 52 batches, longest batch 388 ms" in measured, "prod's result"
+    assert [m for m in measured if "passed" in m] == ["42 passed in 3.0s"], "a rerun's result is the newest"
+    assert dropped._where_run('psql "$STAGING_DATABASE_URL" -Atc "SELECT 1"') == "STAGING_DATABASE_URL"
+    assert dropped._where_run("pip install -q -e . && CUDA_VISIBLE_DEVICES=0 python train.py") == ""
+
+
+def test_of_a_short_history_the_newest_commit_is_a_fact_and_an_older_one_where_the_session_tells_it():
+    c = Conversation("/p", "short-history")
+    c.bash(
+        "git log --oneline -3 -- app/editor.kt",
+        "a3e5c71 editor: save on back press\n5b2f0d9 editor: toast after save\n9e1d3c8 editor: move save off the main thread",
+    )
+    c.say("The newest change saves on back press; let me reproduce that.")
+    listed = {f.text: f.confidence for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed == {"a3e5c71": dropped.POSSIBLY_DROPPED}, "the older two are a history read, not facts"
+    c.say("So the race came when the save moved off the main thread, into a coroutine that outlives the screen.")
+    listed = {f.text for f in _listed(c, NOTHING) if f.kind == "identifier"}
+    assert listed == {"a3e5c71", "9e1d3c8"}, "an older commit the model tells by its subject's words"
+    made = Conversation("/p", "made")
+    made.bash("git commit -qam 'fix' && git log -1 --format=%h", "b4f1e0a")
+    assert {f.text: f.confidence for f in _listed(made, NOTHING) if f.kind == "identifier"} == {
+        "b4f1e0a": dropped.DROPPED
+    }
+
+
+def test_a_constraints_bound_said_in_words_is_kept_only_with_the_bound():
+    c = Conversation("/p", "bound")
+    c.user(
+        "Backfill payouts.currency from the merchant's settlement currency. Never hold a lock on payouts for "
+        "more than a second or two, finance's reconciliation times out on locks."
+    )
+    lost = "1. Primary Request and Intent:\n   Backfill payouts.currency; never hold a lock on payouts for long.\n"
+    assert [(f.text, f.confidence) for f in _listed(c, lost) if f.kind == "constraint"] == [
+        (
+            "Never hold a lock on payouts for more than a second or two, finance's reconciliation times out on locks.",
+            dropped.POSSIBLY_DROPPED,
+        )
+    ]
+    for kept in (
+        "1. Primary Request and Intent:\n   Never hold a lock on payouts for more than a second or two (finance's reconciliation times out on locks).\n",
+        "1. Primary Request and Intent:\n   Never hold a lock on payouts for more than 2 seconds: finance's reconciliation times out on locks.\n",
+    ):
+        assert not _texts(_listed(c, kept), "constraint"), kept
+
+
+def test_a_processs_memory_measured_before_and_after_a_fix_is_two_results():
+    c = Conversation("/p", "memory")
+    soak = "npm run soak -- --connections 2000 2>&1 | tail -1"
+    c.bash(soak, "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB")
+    c.bash(soak, "rss start 181.9 MB, end 204.7 MB; heapUsed start 95.8 MB, end 101.2 MB")
+    c.bash("/usr/bin/time -v ./parse big.ini 2>&1 | grep Maximum", "Maximum resident set size (kbytes): 812344")
+    c.bash("/usr/bin/time -v ./parse big.ini 2>&1 | grep Maximum", "Maximum resident set size (kbytes): 90112")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    for line in (
+        "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB",
+        "rss start 181.9 MB, end 204.7 MB; heapUsed start 95.8 MB, end 101.2 MB",
+        "Maximum resident set size (kbytes): 812344",
+        "Maximum resident set size (kbytes): 90112",
+    ):
+        assert line in measured, (line, measured)
+    said = "5. Problem Solving:\n   RSS went from about 180 MB to about 610 MB before the fix.\n"
+    assert "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB" in _texts(
+        _listed(c, said), "measurement"
+    ), "the heap's clause is one the summary does not tell"

@@ -83,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 10
+RULE_VERSION = 11
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -138,7 +138,10 @@ ROUND_SHARE = 0.1  # "around 60" is 64 within this share: a figure said round is
 
 CONSTRAINT_WORDS = re.compile(
     r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
-    r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?)\b",
+    r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?|nothing else|"
+    # a prohibition said as "no X on/in/… Y" ("no helm upgrades on the prod cluster", "no writes to the primary")
+    r"no\s+(?!(?:one|idea|problem|worries|longer|matter|need|doubt|way|reason)\b)[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?"
+    r"\s+(?:on|in|into|to|during|until|before|while|against|outside)\s)\b",
     re.IGNORECASE,
 )
 # A decision is a sentence that gives a choice with its reason, or a cause: what it says after
@@ -200,6 +203,7 @@ SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their
 _CONSTRAINT_MARKS = (
     *("must", "never", "always", "only", "do not", "don't", "dont", "should", "without", "avoid", "keep"),
     *("make sure", "no more than", "at most", "at least", "instead of", "not allowed", "forbidden", "require"),
+    *("nothing else", "no "),
 )
 _REASON_MARKS = (
     *("because", "since", "so that", "due to", "in order to", "otherwise", "rather", "instead of", "prefer"),
@@ -275,7 +279,8 @@ _NOT_NUMBERS = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?,?\s+\d{4}\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
     r"|\b(?i:lines?|ln|l)\s?\d+(?:\s*(?:-|–|to|and)\s*\d+)?\b"
-    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b"
+    # an index (`batch 3`, `step 1774`), not a measure said after its noun (`longest batch 388 ms`)
+    r"|\b(?i:run|attempt|batch|step|iteration|round|page|job)\s+#?\d+\b(?![.,]\d|\s?(?:ns|µs|us|ms|s|sec|min|[KMGT]i?B|kB|%)\b)"
     r"|^\(\d+ rows?\)$"
     # a process id (valgrind's `==42310==`), an address (`0x6020000001b0`), an age (`(12s ago)`,
     # `3 minutes ago`, a status listing's `Up 2 hours`: when, not a measure of the work)
@@ -346,6 +351,25 @@ _FAILURE_WORDS = re.compile(
 _FAILURE_SUBJECT = re.compile(
     r"([\w.+-]+): (?:command not found|not found|inaccessible or not found)|No module named '?([\w.]+)"
 )
+# What a sentence of a summary that tells something went wrong holds ("adb not on PATH", "NameError
+# for ZoneInfo"): a stem anywhere, or a short word whole. Plain `in` tests: a case-insensitive
+# alternation tried at every character cost the rule a tenth of its time.
+_FAILURE_STEMS = (
+    *("error", "fail", "missing", "undefined", "unknown", "unresolved", "cannot", "can't", "couldn't", "wrong"),
+    *("broke", "crash", "invalid", "refused", "denied", "rejected", "flagged", "reported", "complain", "warn"),
+    *("exception", "panic", "timed out", "timeout", "abort", "leak", "overflow", "after-free", "deadlock"),
+    *("segfault", "regress"),
+)
+_FAILURE_WORDS_WHOLE = frozenset(("not", "no", "race", "bug", "bugs"))
+
+
+def _tells_failure(sentence: str) -> bool:
+    lowered = sentence.casefold()
+    return any(stem in lowered for stem in _FAILURE_STEMS) or not _FAILURE_WORDS_WHOLE.isdisjoint(
+        _WORDS.findall(lowered)
+    )
+
+
 _QUOTED = re.compile(r"'([^'\s][^']{0,58})'|\"([^\"\s][^\"]{0,58})\"|`([^`]{1,60})`|<([^<>\s]{1,60})>")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]+|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 # A command that reads a log: its program a pager or a search, or a `logs` subcommand (`kubectl logs`, `docker compose logs`).
@@ -462,6 +486,11 @@ _VALUE_LINE = re.compile(
     r"|\$\{\w+:-[^}]+\}"
     r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
     r"|\bdata:[\w/+-]+[,;]"
+    # a header or a keyed setting given a string (`headers["Referrer-Policy"] = "strict-origin…"`,
+    # `res.setHeader('Cache-Control', 'no-store')`, nginx's `add_header X-Frame-Options DENY`)
+    r"|\[\s*[\"'][\w.-]+[\"']\s*\]\s*=\s*[\"'][^\"']"
+    r"|\b(?i:set_?header|add_?header|header)\s*\(\s*[\"'][\w-]+[\"']\s*,\s*[\"'][^\"']"
+    r"|^add_header\s+[\w-]+\s+\S"
 )
 # Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
 # commands that edit the files they are given in place.
@@ -490,7 +519,7 @@ _ECHO_RUN = re.compile(
     r"(?:[^\s'\"`()\[\]{}<>;|=*,]|,(?=\d{3}\b))+"
 )
 _ECHO_MEASURE = re.compile(
-    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
+    r"\d+(?:\.\d+)?(?:ms|s|m|h|min|[KMGT]i?B|kB|[KMGT]i)|\d+(?:\.\d+)?m \d+(?:\.\d+)?s"
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{3,}(?:\.\d+)?|\d+\.\d+"
 )
 _ECHO_NAME = re.compile(
@@ -565,6 +594,24 @@ _COMPARED = re.compile(
     r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
     r"|\bExecution Time:"
 )
+# A process's memory (`rss start 182.4 MB, end 611.9 MB`, `heapUsed 503.7 MB`, `Maximum resident set
+# size (kbytes): 812344`): a leak hunt measures it before and after the fix. Searched only in a
+# line holding one of _MEMORY_MARKS (lower case).
+_MEMORY = re.compile(
+    r"\b(?i:rss|heap(?:used|total|_used|_size)?|peak memory)\b[^\n]{0,24}?\d[\d.,]*\s?[KMG]i?B\b"
+    r"|\bMaximum resident set size \(kbytes\):\s*\d"
+)
+_MEMORY_MARKS = ("rss", "heap", "peak memory", "resident")
+
+
+def _compared(text: str) -> bool:
+    """Whether a measurement is one the session compares run by run (`_COMPARED`, `_MEMORY`)."""
+    if _COMPARED.search(text):
+        return True
+    lowered = text.lower()
+    return any(mark in lowered for mark in _MEMORY_MARKS) and _MEMORY.search(text) is not None
+
+
 # A query plan's node (`->  Bitmap Index Scan on … (cost=0.00..23.97 rows=505 width=0) (actual
 # time=…)`): the plan's shape, its estimates and counts per node; the plan's result is its `Execution Time:`.
 _PLAN_NODE = re.compile(r"\((?:cost=\d|actual time=\d)")
@@ -598,6 +645,8 @@ ECHO_TABLE_GAPS = 2  # a line of output with this many column gaps is a table's 
 _ECHO_WORDY = re.compile(
     r"[A-Za-z][a-z0-9]*(?:[-_][A-Za-z0-9]+){2,}|(?=(?:[a-z0-9]*[A-Z]){3})(?=.*[a-z])[A-Za-z][A-Za-z0-9]{5,}"
 )
+# A host's address a tool printed (`10.12.9.12`, `10.0.3.7:6379`): the host the session turned on, said again.
+_ADDRESS = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?::\d{2,5})?")
 ECHO_TOKEN_CHARS = 120
 ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
@@ -623,6 +672,7 @@ AUTHORS_AT_MOST = 2  # a log of more authors is a history surveyed, not the comm
 _COLUMN_GAP = re.compile(r"\S(?: {2,}|\t)(?=\S)")  # between a table's columns
 _FILE_LINE = re.compile(r"^[\w./@+-]+\.\w+[:(]\d+")  # a search's hit or a diagnostic: `app.py:12: …`
 # Where a sentence of prose turns to another clause: "; ", ": ", " — ".
+_MEASURED_CLAUSE_END = re.compile(r"[,;]\s+(?=[^\W\d])")  # between a result line's clauses: `…, longest batch 388 ms`
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
@@ -824,9 +874,9 @@ _UNITS: dict[str, tuple[str, tuple[float, ...]]] = {
     **{
         prefix + tail: ("size", (1000.0**power, 1024.0**power))
         for power, prefix in enumerate("kMGT", start=1)
-        for tail in ("", "B", "iB")
+        for tail in ("", "B", "iB", "i")  # Kubernetes says `9214Mi`
     },
-    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB")},
+    **{"K" + tail: ("size", (1e3, 1024.0)) for tail in ("", "B", "iB", "i")},
 }
 
 
@@ -835,7 +885,7 @@ _BOUND_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _BOUND_AFTER = re.compile(r"\s*(?:limit|cap|budget|ceiling)\b", re.IGNORECASE)
-_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT])(?=\s|$)")  # `du -h`'s `1.8G`
+_BARE_SIZE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)([KMGT]i?)(?=\s|$)")  # `du -h`'s `1.8G`, Kubernetes's `9214Mi`
 
 
 def _unit_values(text: str, bounds: bool = True) -> list[tuple[str, str, float, float]]:
@@ -891,6 +941,18 @@ class Session:
     saying: dict[str, list[int]] = field(default_factory=dict)  # a content word -> the `said` holding it
     failures: dict[str, int] = field(default_factory=dict)  # a content word -> how many failed commands say it
     words: dict[str, set[str]] = field(default_factory=dict)  # a sentence fact's text -> its content words, made once
+    asked: list[str] = field(default_factory=list)  # the user's requests and constraints: the commands they name
+    _asked_words: str | None = None  # `asked` normalised, made when first looked in
+
+    def user_named(self, command: str) -> bool:
+        """Whether the user's own words give `command` (`CI runs make lint`): a summary restating
+        the request names it whatever the session's runs of it did."""
+        said = normalised(command)
+        if not said:
+            return False
+        if self._asked_words is None:
+            self._asked_words = f" {' '.join(normalised(text) for text in self.asked)} "
+        return f" {said} " in self._asked_words
 
     @classmethod
     def of(cls, found: Iterable[Fact]) -> Session:
@@ -899,6 +961,8 @@ class Session:
             if fact.kind in _PATH_KINDS:
                 session.paths.setdefault(PurePosixPath(fact.text).name, set()).add(fact.text.lstrip("./"))
             elif fact.kind in _SAID_KINDS:
+                if fact.kind != "decision":
+                    session.asked.append(fact.text)
                 words = session.words[fact.text] = content_words(fact.text)
                 for word in words:
                     session.saying.setdefault(word, []).append(len(session.said))
@@ -934,7 +998,8 @@ class Summary:
                 self._holding.setdefault(word, []).append(i)
         said = numbers(_LIST_NUMBER.sub(" ", text))  # "5. Problem Solving:" states no 5
         self._exact = {n for n, _, _ in said}
-        self._worded = {str(_NUMBER_WORDS.index(w)) for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
+        self._worded_words = {w for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS}
+        self._worded = {str(_NUMBER_WORDS.index(w)) for w in self._worded_words}
         self._loose = [(n, approximate, cut) for n, approximate, cut in said if approximate or cut]
         self._in_units = [(dimension, value, step) for _, dimension, value, step in _unit_values(text, bounds=False)]
         self._elided = [
@@ -942,6 +1007,7 @@ class Summary:
             for quote in re.findall(r"[\"“']([^\"”\n]*?(?:\.\.\.|…)[^\"”\n]*?)[\"”']", text)
         ]
         self._rivals: tuple[Session, dict[int, list[tuple[float, set[str]]]]] | None = None
+        self._failures_said: list[str] | None = None  # its sentences that tell something went wrong, casefolded
 
     def contains(self, fact: Fact, session: Session | None = None) -> bool:
         return self.judge(fact, session) == KEPT
@@ -951,12 +1017,17 @@ class Summary:
         session = session or Session()
         if fact.kind in _PATH_KINDS:
             return self._path(fact.text, session)
-        if self._holds(fact.text):
+        if self._holds(fact.text) and not (fact.kind == "failed command" and self._user_named_failure(fact, session)):
             return KEPT
         if fact.kind in _SAID_KINDS:
             if self._holds_each_sentence(fact.text):
                 return KEPT
-            return self._sentence(fact.text, session, fact.kind == "decision")
+            judged = self._sentence(fact.text, session, fact.kind == "decision")
+            # a constraint's bound said in words ("more than a second or two", "at most three
+            # retries") is the constraint: a summary's "keep locks short" has lost it
+            if judged == KEPT and fact.kind == "constraint" and self._bound_in_words_lost(fact.text):
+                return POSSIBLY_DROPPED
+            return judged
         if fact.kind == "identifier":
             issue = re.search(r"#\d+$", fact.text)  # "Closes #198" is kept by "#198"
             seed = _SEED.search(fact.text)  # "--randomly-seed=2218634011" by "2218634011"
@@ -980,6 +1051,8 @@ class Summary:
             return self._measurement(fact.text)
         if fact.kind == "failed command":
             judged = self._command(fact.text, session)
+            if judged == KEPT and self._user_named_failure(fact, session):
+                judged = POSSIBLY_DROPPED
             if judged != KEPT and fact.detail and self._error(fact.detail):
                 return KEPT
             return KEPT if self._failure_told(fact, session) or self._failure_named(fact) else judged
@@ -990,6 +1063,12 @@ class Summary:
         return DROPPED
 
     # -- the forms -----------------------------------------------------------------------------
+
+    def _user_named_failure(self, fact: Fact, session: Session) -> bool:
+        """A check the user named (`make lint` of "CI runs make lint, keep it green") is named by
+        the summary's restated request whatever its runs did: only the failure's own words (its
+        error line told or named) keep this run of it."""
+        return bool(fact.detail) and session.user_named(command_core(fact.text))
 
     def _holds(self, form: str) -> bool:
         if _whole(self.text, form):
@@ -1086,6 +1165,12 @@ class Summary:
             return KEPT
         return POSSIBLY_DROPPED if best >= POSSIBLE_COVERAGE else DROPPED
 
+    def _bound_in_words_lost(self, text: str) -> bool:
+        """`text` says a number from two to twenty in words that the summary says neither in
+        words nor in figures ("one" is said of anything)."""
+        said = {w for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS[2:]}
+        return any(w not in self._worded_words and str(_NUMBER_WORDS.index(w)) not in self._exact for w in said)
+
     def _holds_reason(self, text: str) -> bool:
         """The summary holds REASON_COVERAGE of the words of the reason a sentence gives, or it gives none."""
         reason = _reason(text)
@@ -1127,8 +1212,14 @@ class Summary:
         detail = fact.detail or ""
         if self._missing_numbers(_error_figures(detail)):  # "after 94932 retries" is another failure
             return False
-        folded = self._plain.casefold()
-        return any(_whole(folded, name.casefold()) for name in _failure_subjects(detail))
+        subjects = [name.casefold() for name in _failure_subjects(detail)]
+        if not subjects:
+            return False
+        # in a sentence that tells something went wrong: "urlsplit scheme/netloc checks" names the
+        # function the fix used, not the `Undefined name urlsplit` the lint failed on
+        if self._failures_said is None:
+            self._failures_said = [sentence.casefold() for sentence in self._said if _tells_failure(sentence)]
+        return any(_whole(sentence, name) for sentence in self._failures_said for name in subjects)
 
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
@@ -1190,8 +1281,27 @@ class Summary:
             return KEPT if self._holds(line) else DROPPED
         found = sum(self._has_number(n) or self._in_other_unit(n, units) for n in values)
         if found * 2 >= len(values):
-            return KEPT
+            return POSSIBLY_DROPPED if self._a_clause_untold(line) else KEPT
         return POSSIBLY_DROPPED if found else DROPPED
+
+    def _a_clause_untold(self, line: str) -> bool:
+        """A result line that measures several things, a clause each (`updated 51877 rows in 52
+        batches, longest batch 388 ms`; `rss … ; heapUsed start 96.1 MB, end 503.7 MB`), is kept
+        only with a figure of each clause that measures something of its own: the summary's "about
+        52k rows in 52 batches" does not say how long a batch held its lock. A test run's tally
+        is one count of its tests, told as a whole."""
+        if _TEST_TALLY.search(line):
+            return False
+        # not how long the command took (`done in 41.7s`) nor how much it went through (`checked 12000 lines`)
+        said = (_GONE_THROUGH.sub(" ", _RUN_DURATION.sub(" ", clause)) for clause in _MEASURED_CLAUSE_END.split(line))
+        clauses = [clause for clause in said if _reports_work(clause)]
+        if len(clauses) < 2:
+            return False
+        return any(
+            not any(self._has_number(n) or self._in_other_unit(n, _unit_values(clause)) for n, _, _ in figures)
+            for clause in clauses
+            if (figures := _telling_numbers(_BARE_SIZE.sub(r"\1 \2", clause)))
+        )
 
     def _setting(self, line: str) -> str:
         """A setting's value (`workers = 4`, `default 200`) is kept by a summary sentence that
@@ -1424,7 +1534,7 @@ Add = Callable[..., None]
 def facts(entries: Iterable[object]) -> list[Fact]:
     """Every fact of a history (oldest first), each once, at the entry that first says it, under
     its most telling kind; ranked: by kind (KINDS), then by entry."""
-    found: dict[tuple[str, str], Fact] = {}
+    found: dict[tuple[str, ...], Fact] = {}
     commands: dict[str, tuple[str, int]] = {}  # tool_use id -> (command, entry)
     reads: dict[str, str] = {}  # a Read's tool_use id -> the file it read
     # What was read since the model last spoke, where its settings are: (text, entry, where read)
@@ -1435,8 +1545,8 @@ def facts(entries: Iterable[object]) -> list[Fact]:
 
     # A test run that failed and then, run again the same way, passed is a failure the session fixed:
     # Claude Code's summary tells it under "Errors and fixes", in its words (the run -> its failures' keys).
-    failing: dict[str, set[tuple[str, str]]] = {}
-    fixed: set[tuple[str, str]] = set()
+    failing: dict[str, set[tuple[str, ...]]] = {}
+    fixed: set[tuple[str, ...]] = set()
     # ... and its tally (`1 failed, 63 passed`) went with it, when the run that passed gave its own:
     # the newest tally is the one that counts
     failing_at: dict[str, set[int]] = {}
@@ -1449,6 +1559,9 @@ def facts(entries: Iterable[object]) -> list[Fact]:
         if len(text) < 2:
             return
         key = _key(kind, text, cwd[-1] if cwd else None)
+        where = _where_run(detail) if newest and detail else ""
+        if where:  # a result of one shape is the newest of the runs where its command ran (staging, prod)
+            key = (*key, where)
         held = found.get(key)
         if held is None or KINDS.index(kind) < KINDS.index(held.kind) or (newest and held.kind == kind):
             # A file found by a search and then edited keeps the line it was found by: what was looked for.
@@ -1649,7 +1762,21 @@ def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
     return [f for f in missing if not shown_in_longer(f)]
 
 
-def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
+# Where a command acts, as it says it: an environment it sets (`MIX_ENV=prod`), the option naming
+# a context, cluster, host… (`--context prod-eu-1`, `--env staging`), a variable holding an address
+# (`"$STAGING_DATABASE_URL"`). The same tool run on staging and then on prod gives two results.
+_WHERE = re.compile(
+    r"(?:^|\s)([A-Z0-9_]*(?:ENV|STAGE|ENVIRONMENT|URL|HOST|DSN|DATABASE|CONTEXT|REGION|PROFILE)[A-Z0-9_]*=\S+)(?=\s)"
+    r"|--(?:context|cluster|env|environment|host|region|profile|project|stage)[=\s]+(\S+)"
+    r"|\$\{?([A-Z][A-Z0-9_]*(?:URL|HOST|DSN|ENV)[A-Z0-9_]*)"
+)
+
+
+def _where_run(command: str) -> str:
+    return " ".join(sorted({"".join(m.groups(default="")) for m in _WHERE.finditer(command)}))
+
+
+def _key(kind: str, text: str, cwd: str | None) -> tuple[str, ...]:
     """One thing, whatever kinds it fits: a sentence is one fact however the user's words read; a
     file one fact whether read, edited or named; a failed command one however often it ran."""
     if kind in _SAID_KINDS:
@@ -1659,7 +1786,7 @@ def _key(kind: str, text: str, cwd: str | None) -> tuple[str, str]:
     if kind == "failed command":
         return ("command", normalised(text) or text)
     # each build's time, each benchmark's result and tail latency: the session compares them
-    if kind == "measurement" and (_BUILD_TIME.search(text) or _COMPARED.search(text) or _PERCENTILE.match(text)):
+    if kind == "measurement" and (_BUILD_TIME.search(text) or _compared(text) or _PERCENTILE.match(text)):
         return ("measurement", normalised(text))
     if kind == "measurement":  # one measurement of one shape ("batch #: # rows"); bare figures are each their own
         shape = re.sub(r"\d[\d,.]*", "#", normalised(text))
@@ -1685,7 +1812,17 @@ def _request(request: str, position: int, add: Add) -> None:
     for sentence in sentences(request):
         short = len(sentence) <= SENTENCE_CHARS
         if short and _says_constraint(sentence) and len(_WORDS.findall(sentence)) >= 3:
-            add("constraint", sentence, position)
+            # a sentence of clauses ("You can cordon the node, nothing else: no helm upgrades on
+            # prod") is a constraint where its clause says one: the rest goes on with the request
+            clauses = (
+                [c.strip() for c in _CLAUSE_END.split(sentence) if c.strip()]
+                if ": " in sentence or "; " in sentence
+                else []
+            )
+            bound = [c for c in clauses if _says_constraint(c) and len(_WORDS.findall(c)) >= 3]
+            for said in bound or [sentence]:
+                add("constraint", said, position)
+            rest += [c for c in clauses if c not in bound] if bound else []
             cut = True
         elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)
@@ -1948,8 +2085,16 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
             }
             listed = listed or {m: line for line in text.splitlines() for m in _MIGRATION.findall(line)}
             marked = [(h, line.strip()) for h, line in listed.items()] if len(listed) <= 3 else []
+            # Of a history of two or three commits (`git log --oneline -3`), the newest is what the
+            # session asked for (the change it looks for came last); an older one is a fact where
+            # the session names it again or tells it by its subject (`_Echoes`, `_Histories`).
+            several = len(marked) > 1
+            if several and _GIT_HISTORY.search(command):
+                marked = marked[:1]
+        else:
+            several = len(marked) > 1
         for hexid, line in marked:
-            add("identifier", hexid, position, line[:200], guessed=len(marked) > 1 and not _MARKED_ID.search(line))
+            add("identifier", hexid, position, line[:200], guessed=several and not _MARKED_ID.search(line))
         if any(_MARKED_ID.search(line) for _, line in marked):  # a commit's "1 file changed" is the commit's
             if "is the first bad commit" in text:  # who wrote the commit a bisect found
                 _authors(command, text, position, add)
@@ -2372,13 +2517,17 @@ def _echo_tokens(text: str) -> Iterator[tuple[str, bool]]:
             at = bisect.bisect_left(not_figures, (run.end(), -1)) - 1  # the last that starts before its end
             if at < 0 or not_figures[at][1] <= run.start():  # not a date's, a line number's, hand arithmetic's
                 yield token, True
-        elif (_ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token)) and not _is_path(token):
+        elif (
+            _ECHO_NAME.fullmatch(token) or _ECHO_WORDY.fullmatch(token) or _ADDRESS.fullmatch(token)
+        ) and not _is_path(token):
             yield token, False
 
 
-def _line_at(text: str, token: str) -> str | None:
-    """The line of `text` where `token` stands whole (not inside a longer token), or None."""
-    at = text.find(token)
+def _line_at(text: str, token: str, last: bool = False) -> str | None:
+    """The line of `text` where `token` stands whole (not inside a longer token), or None; with
+    `last`, the last such line: a figure an output says twice is its result where said last (the
+    `longest batch 388 ms` of a run's summary line, not its progress line's `(388 ms)`)."""
+    at = text.rfind(token) if last else text.find(token)
     while at >= 0:
         end = at + len(token)
         if not (at and (text[at - 1].isalnum() or text[at - 1] in "_.@-")) and not (
@@ -2387,7 +2536,7 @@ def _line_at(text: str, token: str) -> str | None:
         ):
             start, stop = text.rfind("\n", 0, at) + 1, text.find("\n", end)
             return text[start : stop if stop >= 0 else len(text)].strip()
-        at = text.find(token, end)
+        at = text.rfind(token, 0, max(at + len(token) - 1, 0)) if last else text.find(token, end)
     return None
 
 
@@ -2404,7 +2553,7 @@ class _Histories:
         if not _GIT_HISTORY.search(command) or len(output) > OUTPUT_CHARS // 4:
             return
         listed = [(m.group(1), m.group(2), m.group(0)) for m in _ONELINE_COMMIT.finditer(output)]
-        if len(listed) <= FOUND_FILES:  # three or fewer are facts already
+        if len(listed) < 2:  # one is a fact already
             return
         words = [content_words(subject) for _, subject, _ in listed]
         said = Counter(word for subject in words for word in subject)
@@ -2439,7 +2588,7 @@ class _Echoes:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
             for token, measured in tokens.items():
                 for text, position, command in self.heard:
-                    line = _line_at(text, token)
+                    line = _line_at(text, token, last=measured)
                     if line is None or _line_at(command, token) is not None:
                         continue
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;

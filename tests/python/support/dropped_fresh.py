@@ -6621,6 +6621,743 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def redis_failover() -> DevSession:
+    """Kubernetes on call: a checkout latency alert in one region, traced across two clusters'
+    contexts to a node under memory pressure (pod and node names in kubectl's output, a Redis
+    master on that node, a batch job's memory in `kubectl top`); the user's constraint on the prod
+    cluster said once in prose. Written and labelled before the rule ran on it (round 12)."""
+    eu = "gke_acme-prod_europe-west1_prod-eu-1"
+    c = Conversation("/home/lena/platform-deploy", "fresh-redis-failover")
+    c.user(
+        "PagerDuty: checkout p99 latency alert firing since 02:10 UTC, only in EU it seems. Can you find out "
+        "what's going on? Read-only for now, I'm on the bridge."
+    )
+    c.bash(
+        "kubectl config get-contexts -o name",
+        f"{eu}\ngke_acme-prod_us-east1_prod-us-1\ngke_acme-staging_europe-west1_staging-eu-1",
+    )
+    c.bash(
+        f"kubectl --context {eu} -n checkout get pods -o wide",
+        "NAME                              READY   STATUS    RESTARTS      AGE   IP           NODE                                 NOMINATED NODE   READINESS GATES\n"
+        "checkout-api-7c9f8d6b5-2xkqp      1/1     Running   0             3d    10.12.4.17   gke-prod-eu-1-pool-b-4f2a9c1e-k8zd   <none>           <none>\n"
+        "checkout-api-7c9f8d6b5-8hvtm      1/1     Running   0             3d    10.12.7.33   gke-prod-eu-1-pool-b-4f2a9c1e-q2mn   <none>           <none>\n"
+        "checkout-api-7c9f8d6b5-lw4rj      1/1     Running   4 (38m ago)   3d    10.12.9.5    gke-prod-eu-1-pool-b-4f2a9c1e-x7vb   <none>           <none>\n"
+        "checkout-worker-5d4b7c8f9-jn2sd   1/1     Running   0             3d    10.12.4.21   gke-prod-eu-1-pool-b-4f2a9c1e-k8zd   <none>           <none>\n"
+        "redis-checkout-node-0             2/2     Running   0             12d   10.12.3.8    gke-prod-eu-1-pool-a-91bd03f7-c4tt   <none>           <none>\n"
+        "redis-checkout-node-1             2/2     Running   1 (41m ago)   12d   10.12.9.12   gke-prod-eu-1-pool-b-4f2a9c1e-x7vb   <none>           <none>\n"
+        "redis-checkout-node-2             2/2     Running   0             12d   10.12.5.40   gke-prod-eu-1-pool-a-91bd03f7-m9pl   <none>           <none>",
+    )
+    c.say(
+        "checkout-api-7c9f8d6b5-lw4rj restarted 4 times in the last 38 minutes and redis-checkout-node-1 "
+        "restarted 41 minutes ago. Both run on the same node, gke-prod-eu-1-pool-b-4f2a9c1e-x7vb. "
+        "Let me read the API pod's previous logs."
+    )
+    c.bash(
+        f"kubectl --context {eu} -n checkout logs checkout-api-7c9f8d6b5-lw4rj --previous --tail=5",
+        '{"level":"warn","ts":"2026-12-05T02:31:07Z","msg":"redis command timeout","addr":"redis-checkout-node-1.redis-checkout-headless:6379","cmd":"GET","timeout_ms":250}\n'
+        '{"level":"warn","ts":"2026-12-05T02:31:08Z","msg":"redis command timeout","addr":"redis-checkout-node-1.redis-checkout-headless:6379","cmd":"SETEX","timeout_ms":250}\n'
+        '{"level":"warn","ts":"2026-12-05T02:31:08Z","msg":"redis command timeout","addr":"redis-checkout-node-1.redis-checkout-headless:6379","cmd":"GET","timeout_ms":250}\n'
+        '{"level":"error","ts":"2026-12-05T02:31:09Z","msg":"readiness dependency failed","dep":"redis","consecutive":12}\n'
+        '{"level":"info","ts":"2026-12-05T02:31:10Z","msg":"shutting down","signal":"SIGTERM"}',
+    )
+    c.bash(
+        f"kubectl --context {eu} -n checkout exec redis-checkout-node-0 -c sentinel -- "
+        "redis-cli -p 26379 sentinel get-master-addr-by-name mymaster",
+        '1) "10.12.9.12"\n2) "6379"',
+    )
+    c.say(
+        "Sentinel still has 10.12.9.12 as master, which is redis-checkout-node-1: the master sits on the "
+        "troubled node, so every API pod's Redis calls time out at 250 ms. What is that node doing?"
+    )
+    c.bash(
+        f"kubectl --context {eu} describe node gke-prod-eu-1-pool-b-4f2a9c1e-x7vb | sed -n '/Conditions:/,/Addresses:/p'",
+        "Conditions:\n"
+        "  Type             Status  LastHeartbeatTime                 Reason                       Message\n"
+        "  ----             ------  -----------------                 ------                       -------\n"
+        "  MemoryPressure   True    Sat, 05 Dec 2026 02:44:51 +0000   KubeletHasInsufficientMemory kubelet has insufficient memory available\n"
+        "  DiskPressure     False   Sat, 05 Dec 2026 02:44:51 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n"
+        "  PIDPressure      False   Sat, 05 Dec 2026 02:44:51 +0000   KubeletHasSufficientPID      kubelet has sufficient PID available\n"
+        "  Ready            True    Sat, 05 Dec 2026 02:44:51 +0000   KubeletReady                 kubelet is posting ready status\n"
+        "Addresses:",
+    )
+    c.bash(
+        f"kubectl --context {eu} top pods -A --sort-by=memory "
+        "--field-selector spec.nodeName=gke-prod-eu-1-pool-b-4f2a9c1e-x7vb | head -5",
+        "NAMESPACE    NAME                               CPU(cores)   MEMORY(bytes)\n"
+        "batch        report-export-28891530-zt6kp       912m         9214Mi\n"
+        "checkout     redis-checkout-node-1              88m          2310Mi\n"
+        "checkout     checkout-api-7c9f8d6b5-lw4rj       143m         611Mi\n"
+        "monitoring   node-exporter-h4x2m                3m           21Mi",
+    )
+    c.say(
+        "report-export-28891530-zt6kp, the nightly report export CronJob that started at 02:00, holds 9214Mi "
+        "on a 16 GiB node. That's the memory pressure: it squeezes the Redis master. The job has no memory limit?"
+    )
+    c.bash(
+        f"kubectl --context {eu} -n batch get cronjob report-export "
+        "-o jsonpath='{.spec.jobTemplate.spec.template.spec.containers[0].resources}'",
+        "{}",
+    )
+    c.bash(
+        "kubectl --context gke_acme-prod_us-east1_prod-us-1 -n batch get cronjob report-export "
+        "-o jsonpath='{.spec.jobTemplate.spec.template.spec.containers[0].resources}'",
+        '{"limits":{"memory":"4Gi"},"requests":{"memory":"2Gi"}}',
+    )
+    c.say(
+        "In prod-us-1 the same CronJob has a 4Gi limit and a 2Gi request; in EU it has none. The EU values "
+        "file must be missing the resources block."
+    )
+    c.user(
+        "Ok that matches what the bridge sees. You can cordon the node and fail Redis over, nothing else: no "
+        "helm upgrades on the prod cluster while the change freeze is on. Put the values fix in a PR."
+    )
+    c.bash(
+        f"kubectl --context {eu} cordon gke-prod-eu-1-pool-b-4f2a9c1e-x7vb",
+        "node/gke-prod-eu-1-pool-b-4f2a9c1e-x7vb cordoned",
+    )
+    c.bash(
+        f"kubectl --context {eu} -n checkout exec redis-checkout-node-0 -c sentinel -- "
+        "sh -c 'redis-cli -p 26379 sentinel failover mymaster && sleep 5 && "
+        "redis-cli -p 26379 sentinel get-master-addr-by-name mymaster'",
+        'OK\n1) "10.12.3.8"\n2) "6379"',
+    )
+    c.bash(
+        "curl -s 'http://prometheus.monitoring:9090/api/v1/query' --data-urlencode "
+        "'query=histogram_quantile(0.99, sum by (le) (rate(checkout_request_seconds_bucket{cluster=\"prod-eu-1\"}[5m])))' "
+        "| jq -r '.data.result[0].value[1]'",
+        "0.187",
+    )
+    c.say(
+        "The master moved to 10.12.3.8 (redis-checkout-node-0, on pool-a), and EU checkout p99 is down to "
+        "187 ms from the 2.4 s the alert fired on."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/lena/platform-deploy/charts/report-export/values-prod-eu.yaml",
+            "old_string": 'schedule: "0 2 * * *"\n',
+            "new_string": 'schedule: "0 2 * * *"\nresources:\n  requests:\n    memory: 2Gi\n  limits:\n    memory: 4Gi\n',
+        },
+        "The file /home/lena/platform-deploy/charts/report-export/values-prod-eu.yaml has been updated successfully.",
+    )
+    c.bash(
+        "git checkout -qb fix/report-export-eu-limits && git commit -qam 'report-export: memory limits in prod-eu "
+        "like prod-us' && git push -q -u origin HEAD 2>&1 | tail -1 && git log -1 --format=%h",
+        "remote:   https://github.com/acme/platform-deploy/pull/new/fix/report-export-eu-limits\n5c2e9a1",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user, on an incident bridge, asked me to investigate a checkout p99 latency alert in EU. I traced it to a node under memory pressure hosting the Redis master, caused by a report-export job without memory limits, then cordoned the node, failed Redis over and opened a PR with the limits.
+
+Summary:
+1. Primary Request and Intent:
+   Investigate the checkout p99 latency alert firing since 02:10 UTC in the EU production cluster, read-only at first; later the user allowed cordoning the node and a Redis failover, with the values fix going through a PR.
+
+2. Key Technical Concepts:
+   - Kubernetes node memory pressure, cordoning
+   - Redis Sentinel failover
+   - Helm values per cluster, CronJob resource limits
+
+3. Files and Code Sections:
+   - charts/report-export/values-prod-eu.yaml: added a resources block (2Gi request, 4Gi limit), matching prod-us-1.
+
+4. Errors and fixes:
+   - Checkout API pods restarted after Redis command timeouts (250 ms) against redis-checkout-node-1, the Sentinel master, which ran on a node with MemoryPressure=True.
+   - The nightly report-export job on that node used about 9 GiB with no memory limit set in EU (prod-us-1 has 4Gi).
+
+5. Problem Solving:
+   Cordoned the node and ran a Sentinel failover; the master moved to redis-checkout-node-0 and EU p99 recovered from about 2.4 s to under 200 ms. The limits fix is in a PR on branch fix/report-export-eu-limits.
+
+6. All user messages:
+   - Reported the PagerDuty checkout p99 alert since 02:10 UTC, apparently only in EU; asked me to find out what's going on, read-only, while they were on the bridge.
+   - "Ok that matches what the bridge sees. You can cordon the node and fail Redis over, nothing else. Put the values fix in a PR."
+
+7. Pending Tasks:
+   - Get the PR reviewed and merged after the change freeze; uncordon the node once the job has limits.
+
+8. Current Work:
+   Pushed the branch with the EU values fix.
+
+9. Optional Next Step:
+   Share the PR link on the bridge.
+"""
+    labels = [
+        Label("request", "find out what's going on", dropped=False),
+        Label("constraint", "Read-only for now", dropped=False),
+        Label("identifier", eu, dropped=True),  # the summary says only "the EU production cluster"
+        Label("identifier", "checkout-api-7c9f8d6b5-lw4rj", dropped=True),  # the pod that restarted
+        Label("measurement", "4 (38m ago)", dropped=True),  # its restarts
+        Label("identifier", "gke-prod-eu-1-pool-b-4f2a9c1e-x7vb", dropped=True),  # the node, cordoned
+        Label("identifier", "redis-checkout-node-1", dropped=False),
+        Label("error", "redis command timeout", dropped=False),  # "Redis command timeouts (250 ms)"
+        Label("identifier", "10.12.9.12", dropped=True),  # the old master's address
+        Label("error", "KubeletHasInsufficientMemory", dropped=False),  # "MemoryPressure=True"
+        Label("identifier", "report-export-28891530-zt6kp", dropped=True),  # the pod that ate the memory
+        Label("measurement", "9214Mi", dropped=False),  # "about 9 GiB"
+        Label("measurement", "2310Mi", dropped=True),  # the Redis master's own memory
+        Label("measurement", '{"limits":{"memory":"4Gi"},"requests":{"memory":"2Gi"}}', dropped=False),
+        Label("constraint", "no helm upgrades on the prod cluster while the change freeze is on", dropped=True),
+        Label("request", "Put the values fix in a PR", dropped=False),
+        Label("identifier", "10.12.3.8", dropped=True),  # the new master
+        Label("measurement", "0.187", dropped=True),  # p99 after: "under 200 ms" in the summary is a bound
+        Label("edit", "memory: 4Gi", dropped=False),
+        Label("identifier", "5c2e9a1", dropped=True),
+        Label("url", "https://github.com/acme/platform-deploy/pull/new/fix/report-export-eu-limits", dropped=True),
+        # noise
+        Label("identifier", "checkout-api-7c9f8d6b5-2xkqp", dropped=False),
+        Label("identifier", "node-exporter-h4x2m", dropped=False),
+        Label("number", "611Mi", dropped=False),
+        Label("number", "143m", dropped=False),
+        Label("number", "912m", dropped=False),
+        Label("name", "gke_acme-staging_europe-west1_staging-eu-1", dropped=False),
+        Label("number", "02:31:09", dropped=False),
+        Label("number", '"consecutive":12', dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def gateway_heap() -> DevSession:
+    """Node/TypeScript: a websocket gateway's memory leak hunted with a soak test and memlab's heap
+    snapshot diff (leaked object counts and retained sizes the session reasons about), a registry
+    keyed two ways, a jest failure on the way, RSS before and after; the user's rule on
+    dependencies. Written and labelled before the rule ran on it (round 12)."""
+    c = Conversation("/home/sam/ws-gateway", "fresh-gateway-heap")
+    c.user(
+        "ws-gateway grows by ~300 MB a day in prod and gets OOM-killed every couple of days. Find the leak. "
+        "Don't add anything to the production dependencies for this; devDependencies are fine."
+    )
+    c.bash(
+        "npm run soak -- --connections 2000 --duration 600 --heap-snapshots heap/ 2>&1 | tail -6",
+        "> ws-gateway@3.8.2 soak\n> ts-node scripts/soak.ts --connections 2000 --duration 600 --heap-snapshots heap/\n\n"
+        "connections opened: 2000, closed: 2000, errors: 0\n"
+        "messages delivered: 1,184,206\n"
+        "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB\n"
+        "snapshots: heap/s1.heapsnapshot heap/s2.heapsnapshot heap/s3.heapsnapshot",
+    )
+    c.say(
+        "RSS went from 182.4 MB to 611.9 MB in ten minutes although every connection was closed, so something "
+        "outlives the connections. memlab can diff the three snapshots."
+    )
+    c.bash(
+        "npx memlab find-leaks --baseline heap/s1.heapsnapshot --target heap/s2.heapsnapshot --final heap/s3.heapsnapshot 2>&1 | head -24",
+        "MemLab found 2 leak(s)\n\n"
+        "--Similar leaks in this run: 1998--\n"
+        "--Retained size of leaked objects: 391.2MB--\n"
+        "[<synthetic>] (synthetic) @1 [1.9GB]\n"
+        "  --2 (shortcut)--->  [Window / global] (object) @7 [52.1MB]\n"
+        "  --registry (property)--->  [SubscriptionRegistry] (object) @201553 [391.4MB]\n"
+        "  --byKey (property)--->  [Map] (object) @201561 [391.3MB]\n"
+        "  --table (internal)--->  (object elements) @2211089 [391.3MB]\n"
+        "  --c-4f1d:orders (element)--->  [Subscription] (object) @2210087 [196.4KB]\n"
+        "  --socket (property)--->  [WebSocket] (object) @2210101 [194.8KB]\n\n"
+        "--Similar leaks in this run: 4--\n"
+        "--Retained size of leaked objects: 1.1MB--\n"
+        "[<synthetic>] (synthetic) @1 [1.9GB]\n"
+        "  --2 (shortcut)--->  [Window / global] (object) @7 [52.1MB]\n"
+        "  --soakTimers (property)--->  [Array] (object) @88113 [1.1MB]\n"
+        "  --0 (element)--->  [Timeout] (object) @77123 [281.2KB]",
+    )
+    c.say(
+        "The big leak: 1998 Subscription objects, nearly one per closed connection, retaining 391.2 MB through "
+        "the registry's byKey Map, each still holding its WebSocket (~195 KB apiece, mostly the socket's buffers). "
+        "The second leak, 4 Timeouts, is the soak script's own timers; I'll ignore it."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/sam/ws-gateway/src/pubsub/registry.ts"},
+        "     1\timport type { WebSocket } from 'ws';\n     2\timport { Subscription } from './subscription';\n     3\t\n"
+        "     4\texport class SubscriptionRegistry {\n"
+        "     5\t  private byKey = new Map<string, Subscription>();\n     6\t\n"
+        "     7\t  subscribe(connId: string, channel: string, socket: WebSocket) {\n"
+        "     8\t    this.byKey.set(`${connId}:${channel}`, new Subscription(channel, socket));\n     9\t  }\n    10\t\n"
+        "    11\t  unsubscribe(connId: string) {\n"
+        "    12\t    this.byKey.delete(connId);\n    13\t  }\n    14\t\n"
+        "    15\t  size() {\n    16\t    return this.byKey.size;\n    17\t  }\n    18\t}\n",
+    )
+    c.say(
+        "Found it: subscribe stores under `${connId}:${channel}` but unsubscribe deletes `connId`, which never "
+        "matches, so a closed connection's subscriptions stay forever. I'll keep a per-connection index of its keys."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/ws-gateway/src/pubsub/registry.ts",
+            "old_string": "  unsubscribe(connId: string) {\n    this.byKey.delete(connId);\n  }",
+            "new_string": "  unsubscribe(connId: string) {\n"
+            "    for (const key of this.keysByConn.get(connId) ?? []) this.byKey.delete(key);\n"
+            "    this.keysByConn.delete(connId);\n  }",
+        },
+        "The file /home/sam/ws-gateway/src/pubsub/registry.ts has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/ws-gateway/src/pubsub/registry.ts",
+            "old_string": "    this.byKey.set(`${connId}:${channel}`, new Subscription(channel, socket));",
+            "new_string": "    const key = `${connId}:${channel}`;\n    this.byKey.set(key, new Subscription(channel, socket));\n"
+            "    if (!this.keysByConn.has(connId)) this.keysByConn.set(connId, new Set());\n"
+            "    this.keysByConn.get(connId)!.add(key);",
+        },
+        "The file /home/sam/ws-gateway/src/pubsub/registry.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx jest src/pubsub 2>&1 | tail -14",
+        " FAIL  src/pubsub/registry.test.ts\n"
+        "  ● SubscriptionRegistry › drops every channel of a closed connection\n\n"
+        "    TypeError: Cannot read properties of undefined (reading 'get')\n\n"
+        "      12 |   unsubscribe(connId: string) {\n"
+        "    > 13 |     for (const key of this.keysByConn.get(connId) ?? []) this.byKey.delete(key);\n\n"
+        "Test Suites: 1 failed, 3 passed, 4 total\nTests:       2 failed, 21 passed, 23 total\nTime:        2.481 s",
+        error=True,
+    )
+    c.say("I never declared the keysByConn field. Adding it next to byKey.")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/sam/ws-gateway/src/pubsub/registry.ts",
+            "old_string": "  private byKey = new Map<string, Subscription>();\n",
+            "new_string": "  private byKey = new Map<string, Subscription>();\n  private keysByConn = new Map<string, Set<string>>();\n",
+        },
+        "The file /home/sam/ws-gateway/src/pubsub/registry.ts has been updated successfully.",
+    )
+    c.bash(
+        "npx jest src/pubsub 2>&1 | tail -4",
+        "Test Suites: 4 passed, 4 total\nTests:       23 passed, 23 total\nSnapshots:   0 total\nTime:        2.302 s",
+    )
+    c.bash(
+        "npm run soak -- --connections 2000 --duration 600 --heap-snapshots heap/ 2>&1 | tail -3 && "
+        "npx memlab find-leaks --baseline heap/s1.heapsnapshot --target heap/s2.heapsnapshot --final heap/s3.heapsnapshot 2>&1 | head -3",
+        "connections opened: 2000, closed: 2000, errors: 0\n"
+        "messages delivered: 1,179,842\n"
+        "rss start 181.9 MB, end 204.7 MB; heapUsed start 95.8 MB, end 101.2 MB\n"
+        "MemLab found 1 leak(s)\n\n--Similar leaks in this run: 4--",
+    )
+    c.say(
+        "After the fix RSS ends at 204.7 MB, 22.8 MB above the start instead of 429.5 MB, and heapUsed is flat. "
+        "Only the soak script's 4 timers remain in memlab's report."
+    )
+    c.user("Great. Did anything end up in dependencies? And commit it.")
+    c.bash(
+        "git diff --stat package.json; git commit -qam 'pubsub: unsubscribe drops every channel of a connection' "
+        "&& git log -1 --format=%h",
+        "9d03b7e",
+    )
+    c.say("package.json is unchanged: memlab ran through npx, nothing was added. Committed as 9d03b7e.")
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to find a memory leak in ws-gateway (it grows steadily and gets OOM-killed), without adding production dependencies. A soak test plus memlab pointed at SubscriptionRegistry, whose unsubscribe used the wrong key; I fixed it, the tests pass and the soak no longer grows.
+
+Summary:
+1. Primary Request and Intent:
+   Find the memory leak that makes ws-gateway grow by about 300 MB a day in production until it is OOM-killed; no new production dependencies (dev dependencies are fine). Then commit.
+
+2. Key Technical Concepts:
+   - Soak testing with heap snapshots; memlab find-leaks (baseline/target/final)
+   - Retained size, leak traces through a Map
+
+3. Files and Code Sections:
+   - src/pubsub/registry.ts: subscribe keys entries by `${connId}:${channel}` but unsubscribe deleted `connId`, so nothing was ever removed. Added a keysByConn index (Map<string, Set<string>>) and made unsubscribe delete every key of the connection.
+
+4. Errors and fixes:
+   - Leak: roughly 2,000 Subscription objects (one per closed connection) retained about 390 MB through the registry's byKey Map during a 10-minute soak with 2000 connections.
+   - Jest failed after the first edit (TypeError reading 'get'): the keysByConn field had not been declared; added it.
+
+5. Problem Solving:
+   Before the fix, RSS grew from about 180 MB to about 610 MB during the soak; after it, RSS stays nearly flat and memlab reports only the soak script's own timers.
+
+6. All user messages:
+   - "ws-gateway grows by ~300 MB a day in prod and gets OOM-killed every couple of days. Find the leak. Don't add anything to the production dependencies for this; devDependencies are fine."
+   - "Great. Did anything end up in dependencies? And commit it."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix; package.json is unchanged.
+
+9. Optional Next Step:
+   Deploy and watch the memory graph for a day.
+"""
+    labels = [
+        Label("request", "Find the leak", dropped=False),
+        Label("constraint", "Don't add anything to the production dependencies", dropped=False),
+        Label("measurement", "611.9 MB", dropped=False),  # "about 610 MB"
+        Label("measurement", "182.4 MB", dropped=False),  # "about 180 MB"
+        Label("measurement", "Similar leaks in this run: 1998", dropped=False),  # "roughly 2,000"
+        Label("measurement", "391.2MB", dropped=False),  # "about 390 MB"
+        Label("measurement", "196.4KB", dropped=True),  # what one leaked subscription holds
+        Label("decision", "I'll ignore it", dropped=False),  # "only the soak script's own timers"
+        Label("edit", "keysByConn", dropped=False),
+        Label("error", "Cannot read properties of undefined (reading 'get')", dropped=False),
+        Label("measurement", "204.7 MB", dropped=True),  # RSS at the end after the fix
+        Label("measurement", "22.8 MB above the start", dropped=True),
+        Label("measurement", "heapUsed start 96.1 MB, end 503.7 MB", dropped=True),
+        Label("measurement", "23 passed", dropped=True),
+        Label("identifier", "9d03b7e", dropped=True),
+        Label("request", "And commit it", dropped=False),
+        # noise
+        Label("number", "1,184,206", dropped=False),
+        Label("number", "1,179,842", dropped=False),
+        Label("number", "1.9GB", dropped=False),
+        Label("number", "52.1MB", dropped=False),
+        Label("number", "281.2KB", dropped=False),
+        Label("number", "2.481 s", dropped=False),
+        Label("number", "21 passed", dropped=False),
+        Label("identifier", "@2210087", dropped=False),
+        Label("name", "ws-gateway@3.8.2", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def login_redirect() -> DevSession:
+    """Python/Flask: an open redirect from a security ticket, fixed with a host check; ruff's F821
+    of a failed `make lint`, the report's payloads put into a regression test (one of them fails
+    first), a header value an edit sets, a bandit finding the user rules out. Written and labelled
+    before the rule ran on it (round 12)."""
+    c = Conversation("/home/ivo/portal", "fresh-login-redirect")
+    c.user(
+        "SEC-2291 from the pentest: /login?next= is an open redirect. Fix it and add a regression test with "
+        "the payloads from the report. CI runs `make lint` (ruff + bandit), it has to stay green."
+    )
+    c.bash(
+        "rg -n 'next' app/auth/views.py",
+        '31:    next_url = request.args.get("next")\n48:        return redirect(next_url or url_for("home.index"))',
+    )
+    c.bash(
+        "sed -n '/Payloads/,/^$/p' docs/pentest/SEC-2291.md",
+        "Payloads\n"
+        "  /login?next=https://evil.example/\n"
+        "  /login?next=//evil.example%2F@portal.acme.io\n"
+        "  /login?next=/\\evil.example\n",
+    )
+    c.say(
+        "The view redirects to whatever `next` says. I'll only allow relative paths on our own host: no scheme, "
+        "no netloc, and not starting with `//`."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ivo/portal/app/auth/views.py",
+            "old_string": '        return redirect(next_url or url_for("home.index"))',
+            "new_string": '        return redirect(next_url if is_safe_next(next_url) else url_for("home.index"))',
+        },
+        "The file /home/ivo/portal/app/auth/views.py has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ivo/portal/app/auth/views.py",
+            "old_string": '@bp.route("/login", methods=["GET", "POST"])\n',
+            "new_string": "def is_safe_next(target: str | None) -> bool:\n"
+            "    if not target:\n        return False\n"
+            "    parts = urlsplit(target)\n"
+            '    return not parts.scheme and not parts.netloc and not target.startswith("//")\n\n\n'
+            '@bp.route("/login", methods=["GET", "POST"])\n',
+        },
+        "The file /home/ivo/portal/app/auth/views.py has been updated successfully.",
+    )
+    c.bash(
+        "make lint",
+        "ruff check app tests\n"
+        "app/auth/views.py:27:13: F821 Undefined name `urlsplit`\n"
+        "Found 1 error.\n"
+        "make: *** [Makefile:14: lint] Error 1",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ivo/portal/app/auth/views.py",
+            "old_string": "from flask import Blueprint, redirect, request, url_for\n",
+            "new_string": "from urllib.parse import urlsplit\n\nfrom flask import Blueprint, redirect, request, url_for\n",
+        },
+        "The file /home/ivo/portal/app/auth/views.py has been updated successfully.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/ivo/portal/tests/auth/test_login_redirect.py",
+            "content": "import pytest\n\n\n"
+            '@pytest.mark.parametrize(\n    "target",\n'
+            '    ["https://evil.example/", "//evil.example%2F@portal.acme.io", "/\\\\evil.example"],\n)\n'
+            "def test_login_never_redirects_off_site(client, user, target):\n"
+            '    response = client.post(f"/login?next={target}", data=user.credentials)\n'
+            '    assert response.headers["Location"] == "/"\n\n\n'
+            "def test_login_keeps_a_local_next(client, user):\n"
+            '    response = client.post("/login?next=/invoices/42", data=user.credentials)\n'
+            '    assert response.headers["Location"] == "/invoices/42"\n',
+        },
+        "File created successfully at: /home/ivo/portal/tests/auth/test_login_redirect.py",
+    )
+    c.bash(
+        "pytest tests/auth/test_login_redirect.py -q 2>&1 | tail -6",
+        "FAILED tests/auth/test_login_redirect.py::test_login_never_redirects_off_site[/\\\\evil.example] - "
+        "AssertionError: assert '/\\\\evil.example' == '/'\n"
+        "1 failed, 3 passed in 0.42s",
+        error=True,
+    )
+    c.say(
+        "The backslash payload passes the check: urlsplit sees a path, but browsers treat `/\\` like `//` and go "
+        "to evil.example. I'll normalise backslashes to slashes before checking."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ivo/portal/app/auth/views.py",
+            "old_string": "    parts = urlsplit(target)\n",
+            "new_string": '    target = target.replace("\\\\", "/")\n    parts = urlsplit(target)\n',
+        },
+        "The file /home/ivo/portal/app/auth/views.py has been updated successfully.",
+    )
+    c.bash("pytest tests/auth -q 2>&1 | tail -1", "17 passed in 1.08s")
+    c.user(
+        "Good. Also send Referrer-Policy on the login page so a next= URL doesn't leak to third parties via the "
+        "Referer header."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ivo/portal/app/auth/views.py",
+            "old_string": '    return render_template("auth/login.html", form=form)\n',
+            "new_string": '    response = make_response(render_template("auth/login.html", form=form))\n'
+            '    response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"\n'
+            "    return response\n",
+        },
+        "The file /home/ivo/portal/app/auth/views.py has been updated successfully.",
+    )
+    c.bash(
+        "make lint",
+        "ruff check app tests\nAll checks passed!\nbandit -q -r app\n"
+        ">> Issue: [B105:hardcoded_password_string] Possible hardcoded password: 'reset-token'\n"
+        "   Severity: Low   Confidence: Medium\n   CWE: CWE-259 (https://cwe.mitre.org/data/definitions/259.html)\n"
+        "   Location: app/auth/tokens.py:12:17\n"
+        "make: *** [Makefile:14: lint] Error 1",
+        error=True,
+    )
+    c.say(
+        "ruff passes now. bandit flags B105 in app/auth/tokens.py, which I didn't touch: it's the token's purpose name, not a password."
+    )
+    c.user(
+        "That B105 is a known false positive, leave it alone, it's tracked separately. Don't add a nosec for it either."
+    )
+    c.bash(
+        "pytest tests/auth -q 2>&1 | tail -1 && git commit -qam 'auth: only local next= targets after login (SEC-2291)' && git log -1 --format=%h",
+        "17 passed in 1.11s\n0be41c7",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix the open redirect in /login?next= reported in SEC-2291, add regression tests with the report's payloads, and keep `make lint` green. I added an is_safe_next check, tests, and a Referrer-Policy header on the login page.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the open redirect in the login view's `next` parameter (pentest ticket SEC-2291), add a regression test using the report's payloads, keep CI's `make lint` (ruff and bandit) passing. Later: send a Referrer-Policy header on the login page so next= URLs don't leak through Referer.
+
+2. Key Technical Concepts:
+   - Open redirects; urlsplit scheme/netloc checks; browsers treating backslashes as slashes
+   - Referrer-Policy
+
+3. Files and Code Sections:
+   - app/auth/views.py: new is_safe_next(target) rejecting any scheme, netloc or leading `//` (after normalising backslashes); the login view falls back to home.index otherwise. The login page response now sets a Referrer-Policy header.
+   - tests/auth/test_login_redirect.py: parametrized test with the report's payloads (https://evil.example/, the //evil.example%2F@portal.acme.io form and a backslash variant) plus a local next that must be kept.
+
+4. Errors and fixes:
+   - The backslash payload initially passed the check; fixed by replacing backslashes before urlsplit.
+
+5. Problem Solving:
+   All auth tests pass. bandit still reports a pre-existing B105 in app/auth/tokens.py, which the user says to leave.
+
+6. All user messages:
+   - "SEC-2291 from the pentest: /login?next= is an open redirect. Fix it and add a regression test with the payloads from the report. CI runs `make lint` (ruff + bandit), it has to stay green."
+   - "Good. Also send Referrer-Policy on the login page so a next= URL doesn't leak to third parties via the Referer header."
+   - "That B105 is a known false positive, leave it alone, it's tracked separately. Don't add a nosec for it either."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix with the tests.
+
+9. Optional Next Step:
+   Open the PR referencing SEC-2291.
+"""
+    labels = [
+        Label("request", "Fix it and add a regression test with the payloads from the report", dropped=False),
+        Label("constraint", "it has to stay green", dropped=False),
+        Label("decision", "only allow relative paths on our own host", dropped=False),
+        Label("failed command", "F821 Undefined name `urlsplit`", dropped=True),  # the lint failure: not in the summary
+        Label("edit", "from urllib.parse import urlsplit", dropped=True),
+        Label("edit", "/\\\\evil.example", dropped=False),  # "a backslash variant"
+        Label("error", "AssertionError: assert '/\\\\evil.example' == '/'", dropped=False),
+        Label("decision", "normalise backslashes to slashes before checking", dropped=False),
+        Label("measurement", "17 passed", dropped=True),
+        Label("request", "send Referrer-Policy on the login page", dropped=False),
+        Label("edit", "strict-origin-when-cross-origin", dropped=True),  # the header's value
+        Label("error", "B105:hardcoded_password_string", dropped=False),
+        Label("path", "app/auth/tokens.py:12:17", dropped=False),
+        Label("constraint", "Don't add a nosec for it either", dropped=False),
+        Label("identifier", "0be41c7", dropped=True),
+        # noise
+        Label("number", "0.42s", dropped=False),
+        Label("number", "1.08s", dropped=False),
+        Label("number", "3 passed", dropped=False),
+        Label("url", "https://cwe.mitre.org/data/definitions/259.html", dropped=False),
+        Label("number", "Makefile:14", dropped=False),
+        Label("command", "rg -n 'next' app/auth/views.py", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def payout_currency() -> DevSession:
+    """Elixir/Ecto and Postgres: a backfill of a null column on staging then prod, with the counts
+    a dry run and the run printed (rows updated, skipped, batches, the longest batch) that the
+    session compares and reasons about; the user's limit on table locks with its reason, said once.
+    Written and labelled before the rule ran on it (round 12)."""
+    c = Conversation("/home/kofi/payments", "fresh-payout-currency")
+    c.user(
+        "Backfill payouts.currency for the legacy rows (null since the 2019 import) from the merchant's "
+        "settlement currency. Staging first, then prod. Never hold a lock on payouts for more than a second "
+        "or two: finance's reconciliation runs every 15 minutes and times out on locks."
+    )
+    c.bash(
+        'psql "$STAGING_DATABASE_URL" -Atc "SELECT count(*) FILTER (WHERE currency IS NULL), count(*) FROM payouts"',
+        "48213|2904177",
+    )
+    c.bash(
+        'psql "$STAGING_DATABASE_URL" -Atc "SELECT count(*) FROM payouts p JOIN merchants m ON m.id = p.merchant_id '
+        'WHERE p.currency IS NULL AND m.settlement_currency IS NULL"',
+        "312",
+    )
+    c.say(
+        "On staging 48,213 payouts have no currency, and 312 of them belong to merchants without a "
+        "settlement_currency, so those can't be filled from the merchant. I'll skip them and report them "
+        "rather than guess a currency."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/payments/priv/repo/backfills/payout_currency.exs",
+            "content": "alias Payments.Repo\nimport Ecto.Query\n\n"
+            'dry_run? = "--dry-run" in System.argv()\nbatch_size = 1000\n\n'
+            "# one UPDATE per batch of ids, each in its own transaction, so no lock outlives a batch\n"
+            "Payments.Backfills.PayoutCurrency.run(batch_size: batch_size, dry_run: dry_run?)\n",
+        },
+        "File created successfully at: /home/kofi/payments/priv/repo/backfills/payout_currency.exs",
+    )
+    c.bash(
+        "MIX_ENV=staging mix run priv/repo/backfills/payout_currency.exs --dry-run",
+        "Compiling 2 files (.ex)\n"
+        "[dry run] batch size 1000\n"
+        "[dry run] would update 47901 rows in 48 batches\n"
+        "[dry run] would skip 312 rows (merchant has no settlement_currency)",
+    )
+    c.bash(
+        "MIX_ENV=staging mix run priv/repo/backfills/payout_currency.exs",
+        "batch 1/48: 1000 rows (97 ms)\nbatch 2/48: 1000 rows (104 ms)\n"
+        "batch 47/48: 1000 rows (131 ms)\nbatch 48/48: 901 rows (88 ms)\n"
+        "updated 47901 rows in 48 batches, longest batch 212 ms\n"
+        "skipped 312 rows\n"
+        "done in 41.7s",
+    )
+    c.bash(
+        'psql "$STAGING_DATABASE_URL" -Atc "SELECT count(*) FROM payouts WHERE currency IS NULL"',
+        "312",
+    )
+    c.say(
+        "Staging: 47,901 rows updated, the longest batch held its lock 212 ms, and exactly the 312 skipped rows are still null."
+    )
+    c.user(
+        "Staging looks right. Go ahead with prod. For the ones you skip, give me their merchant ids in a CSV, finance will sort them out by hand."
+    )
+    c.bash(
+        "MIX_ENV=prod mix run priv/repo/backfills/payout_currency.exs --dry-run",
+        "[dry run] batch size 1000\n"
+        "[dry run] would update 51877 rows in 52 batches\n"
+        "[dry run] would skip 340 rows (merchant has no settlement_currency)",
+    )
+    c.say("Prod has a few more than staging (its snapshot is a week old): 51,877 to update and 340 to skip.")
+    c.bash(
+        "MIX_ENV=prod mix run priv/repo/backfills/payout_currency.exs",
+        "batch 1/52: 1000 rows (143 ms)\nbatch 2/52: 1000 rows (156 ms)\n"
+        "batch 51/52: 1000 rows (388 ms)\nbatch 52/52: 877 rows (121 ms)\n"
+        "updated 51877 rows in 52 batches, longest batch 388 ms\n"
+        "skipped 340 rows\n"
+        "done in 47.2s",
+    )
+    c.bash(
+        'psql "$DATABASE_URL" -c "\\copy (SELECT DISTINCT p.merchant_id FROM payouts p WHERE p.currency IS NULL '
+        "ORDER BY 1) TO '/tmp/merchants_without_currency.csv' CSV HEADER\"",
+        "COPY 17",
+    )
+    c.say(
+        "Done on prod: 51,877 updated, longest batch 388 ms, well inside your lock limit. The 340 skipped rows "
+        "belong to 17 merchants, listed in /tmp/merchants_without_currency.csv."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to backfill payouts.currency for legacy rows from each merchant's settlement currency, on staging and then prod, without long locks. I wrote a batched Ecto backfill script, ran it on staging then prod, and exported the merchants that could not be backfilled.
+
+Summary:
+1. Primary Request and Intent:
+   Backfill the null payouts.currency of legacy rows (from the 2019 import) using the merchant's settlement currency; staging first, then prod; keep locks on payouts short because finance's reconciliation runs every 15 minutes. Then give finance a CSV of the merchant ids whose rows were skipped.
+
+2. Key Technical Concepts:
+   - Batched backfills with Ecto, one transaction per batch of 1000 ids
+   - Dry runs before writes
+
+3. Files and Code Sections:
+   - priv/repo/backfills/payout_currency.exs: runs Payments.Backfills.PayoutCurrency with batch_size 1000 and a --dry-run flag; each batch is its own UPDATE/transaction so no lock outlives a batch.
+
+4. Errors and fixes:
+   - None.
+
+5. Problem Solving:
+   Staging had about 48k payouts without a currency; rows whose merchant has no settlement_currency are skipped and reported instead of guessed. Staging: 47,901 rows updated, the skipped rows remained null as expected. Prod: about 52k rows updated in 52 batches.
+
+6. All user messages:
+   - Asked to backfill payouts.currency for the legacy rows from the merchant's settlement currency, staging first then prod, never holding a lock on payouts for long because finance's reconciliation runs every 15 minutes.
+   - "Staging looks right. Go ahead with prod. For the ones you skip, give me their merchant ids in a CSV, finance will sort them out by hand."
+
+7. Pending Tasks:
+   - Hand the CSV of merchant ids to finance.
+
+8. Current Work:
+   Finished the prod backfill and exported the skipped merchants to /tmp/merchants_without_currency.csv.
+
+9. Optional Next Step:
+   Share the CSV with finance.
+"""
+    labels = [
+        Label("request", "Backfill payouts.currency for the legacy rows", dropped=False),
+        Label("constraint", "Never hold a lock on payouts for more than a second or two", dropped=True),  # "short"
+        Label("constraint", "times out on locks", dropped=True),  # the reason, lost
+        Label("measurement", "48213", dropped=False),  # "about 48k"
+        Label("measurement", "312", dropped=True),  # staging's rows without a merchant currency
+        Label("decision", "skip them and report them rather than guess a currency", dropped=False),
+        Label("measurement", "would update 47901 rows in 48 batches", dropped=False),
+        Label("measurement", "longest batch 212 ms", dropped=True),
+        Label("measurement", "would skip 340 rows", dropped=True),
+        Label("measurement", "updated 51877 rows in 52 batches", dropped=False),  # "about 52k rows ... in 52 batches"
+        Label("measurement", "longest batch 388 ms", dropped=True),
+        Label("measurement", "COPY 17", dropped=True),  # 17 merchants
+        Label("request", "give me their merchant ids in a CSV", dropped=False),
+        Label("path", "/tmp/merchants_without_currency.csv", dropped=False),
+        Label("file edited", "priv/repo/backfills/payout_currency.exs", dropped=False),
+        # noise
+        Label("number", "2904177", dropped=False),
+        Label("number", "41.7s", dropped=False),
+        Label("number", "47.2s", dropped=False),
+        Label("number", "97 ms", dropped=False),
+        Label("number", "156 ms", dropped=False),
+        Label("number", "901 rows", dropped=False),
+        Label("number", "Compiling 2 files", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -6655,4 +7392,8 @@ SESSIONS = (
     stuck_orders,
     cors_allowlist,
     musl_binary,
+    redis_failover,
+    gateway_heap,
+    login_redirect,
+    payout_currency,
 )
