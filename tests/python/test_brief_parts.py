@@ -224,6 +224,51 @@ def test_a_request_made_since_a_worker_was_killed_replaces_its_claim(requested):
     assert context(hook(project, "PostToolUse", transcript, tool_name="Bash"), "PostToolUse").startswith(ADDENDUM_START)
 
 
+# The worker as the hook starts it, SIGKILLed as it takes its claim away once the addendum is
+# written (whether it renames or removes the claim): its last step.
+KILLED_AFTER_COMPUTING = """
+import os, signal, sys
+from pathlib import Path
+from precompact.boundary import logs_dir
+from precompact.edges import worker
+def killed_at(step):
+    def at(logs, name, *rest):
+        if str(name).endswith(".computing"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return step(logs, name, *rest)
+    return at
+logs_dir.claim, logs_dir.remove = killed_at(logs_dir.claim), killed_at(logs_dir.remove)
+worker.run(Path(sys.argv[1]))
+"""
+
+
+def test_a_worker_killed_after_computing_the_addendum_has_it_given_once(requested):
+    project, transcript, _ = requested
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_COMPUTING, str(project)], check=False, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    given = [hook(project, "UserPromptSubmit", transcript, prompt="go on")]
+    log = worker(project)
+    given += [hook(project, "UserPromptSubmit", transcript, prompt="and then?") for _ in range(2)]
+    addenda = [context(answer, "UserPromptSubmit") for answer in given if answer is not None]
+    assert len(addenda) == 1 and addenda[0].startswith(f'{ADDENDUM_START} 1 of "Trial #1"'), given
+    assert "computing it; asked again" not in log, "it was computed: the log says what happened"
+    assert (
+        f"addendum for session {SESSION}: a worker stopped after computing it, before making it ready; "
+        "ready now, for the session's next prompt or tool call"
+    ) in log
+    assert list((project / PENDING).iterdir()) == []
+
+
+def test_a_new_compaction_drops_an_addendum_a_killed_worker_left_in_its_claim(requested):
+    project, transcript, _ = requested
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_COMPUTING, str(project)], check=False, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    addendum.await_summary(settings.load(project), SESSION, 2)  # the session compacted again
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
+    assert "addendum for session" not in worker(project)
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+
+
 def test_a_claim_left_that_precompact_did_not_write_is_removed_not_asked_again(compacted):
     project, transcript, _, _ = compacted
     assert wait_until(lambda: worker_finished(project), 60)

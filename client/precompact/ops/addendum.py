@@ -12,9 +12,12 @@ entry looks for the two it acts on with two stats, before importing anything):
   yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
   the summary from the session file and replaces it (ops/compaction.py).
 - `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
-  the file first, renamed `.computing`). A `.computing` the worker finds when it starts is a
-  killed worker's (it holds the project's worker lock): asked again once, dropped with a logged
-  line the second time, so a request that always kills its worker cannot loop.
+  the file first, renamed `.computing`). The addendum computed replaces the claim's request
+  (written whole), then the claim is renamed `.json`: the addendum exists in one file at a time,
+  so no kill makes it given twice. A `.computing` the worker finds when it starts is a killed
+  worker's (it holds the project's worker lock): holding the addendum, it is renamed `.json` (its
+  session was given nothing of it); holding the request, it is asked again once, dropped with a
+  logged line the second time, so a request that always kills its worker cannot loop.
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
   (local/provenance.py: a file that came with the project is never given to the model); the
   first prompt or tool call claims it by renaming it, so two events racing give it once, and
@@ -73,19 +76,19 @@ def _sequence(logs: Path, name: str) -> int | None:
 def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
     """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
     (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
-    compaction not yet given is dropped."""
+    compaction not yet given is dropped (ready, or left in a killed worker's claim)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return
     logs = loaded.logs
-    ready = _ready_sequence(logs, stem)
-    if ready is not None and ready < sequence:
-        logs_dir.remove(logs, _name(stem, discovery.READY_SUFFIX))
-    if sequence in (
-        ready,
-        _sequence(logs, _name(stem, REQUEST_SUFFIX)),
-        _sequence(logs, _name(stem, COMPUTING_SUFFIX)),
-    ):
+    computing = _name(stem, COMPUTING_SUFFIX)
+    made = []  # the sequences of the addenda made for the session: ready, or in a killed worker's claim
+    for holder in (_name(stem, discovery.READY_SUFFIX), computing):
+        held = _stamped_sequence(logs, holder)
+        if held is not None and held < sequence:
+            logs_dir.remove(logs, holder)
+        made.append(held)
+    if sequence in (*made, _sequence(logs, _name(stem, REQUEST_SUFFIX)), _sequence(logs, computing)):
         return
     logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
 
@@ -119,8 +122,9 @@ def _requests(loaded: configuration.Config) -> list[str]:
 
 def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
     """Each `.computing` a killed worker left (the caller holds the project's worker lock, so no
-    live worker has one) asked for again once, or dropped: the request was asked again already,
-    or a request made since replaces it. One line each of what was done."""
+    live worker has one): one holding its addendum made ready; one holding its request asked for
+    again once, or dropped: the request was asked again already, or a request made since
+    replaces it. One line each of what was done."""
     names = set(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR))
     notes = []
     for name in sorted(names):
@@ -133,6 +137,13 @@ def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
             notes.append(
                 f"addendum for session {stem}: a worker stopped while computing it; the newer request replaces it"
             )
+        elif asked is None and _stamped_sequence(loaded.logs, computing) is not None:
+            if logs_dir.claim(loaded.logs, computing, _name(stem, discovery.READY_SUFFIX)):
+                notes.append(
+                    f"addendum for session {stem}: a worker stopped after computing it, before making it ready; "
+                    "ready now, for the session's next prompt or tool call"
+                )
+            continue
         elif asked is None:
             notes.append(f"addendum request {stem} is not one precompact wrote; removed")
         elif asked.get(ASKED_AGAIN) is True:
@@ -173,9 +184,10 @@ def prepare(loaded: configuration.Config) -> list[str]:
             if text is None:
                 continue
             record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
-            logs_dir.write_atomic(
-                loaded.logs, _name(stem, discovery.READY_SUFFIX), provenance.stamped(STAMP_PURPOSE, record.encode())
-            )
+            # The claim becomes the ready file: killed between these two, the next worker finds
+            # the addendum in the claim and makes it ready (never given twice, never lost).
+            logs_dir.write_atomic(loaded.logs, computing, provenance.stamped(STAMP_PURPOSE, record.encode()))
+            logs_dir.claim(loaded.logs, computing, _name(stem, discovery.READY_SUFFIX))
         except Exception as e:  # noqa: BLE001 -- one session's addendum never stops the others or the layers
             notes.append(f"addendum for session {stem} not computed: {e!r}")
         finally:
@@ -296,10 +308,11 @@ def awaiting(loaded: configuration.Config, session_id: object) -> int | None:
     return None if stem is None else _sequence(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
 
 
-def _ready_sequence(logs: Path, stem: str) -> int | None:
-    """The savepoint of the addendum ready for the session (its stamp is checked when given)."""
+def _stamped_sequence(logs: Path, name: str) -> int | None:
+    """The savepoint of the addendum in the pending file `name` (the ready file, or a claim a
+    worker wrote it into), if this machine stamped it (its stamp is checked again when given)."""
     try:
-        stored = logs_dir.read_bytes(logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES)
     except OSError:
         return None
     record = provenance.made_here(STAMP_PURPOSE, stored)
