@@ -142,6 +142,52 @@ def test_without_post_compact_the_summary_entry_in_the_transcript_is_read(compac
     assert '"COMPACT_SUMMARY"' not in index, "not recorded as PostCompact's: `dropped` finds it in a later savepoint"
 
 
+# Claude Code's summaries run to tens of KB; this one is larger than the limit the pending files
+# had (64 KiB) and within the one precompact writes (addendum.MAX_SUMMARY_BYTES).
+LONG_SUMMARY_BYTES = 100 << 10
+
+
+def long_summary(planted_summary: str) -> str:
+    filler = "Earlier the team also reviewed the staging checklist and the release notes line by line. "
+    padding = filler * (LONG_SUMMARY_BYTES // len(filler) + 1)
+    assert len(padding.encode()) > LONG_SUMMARY_BYTES
+    return f"<summary>{planted_summary}\n{padding}</summary>"
+
+
+def test_a_100_kib_summary_from_post_compact_has_its_addendum_given(compacted):
+    project, transcript, planted, _ = compacted
+    hook(project, "PostCompact", transcript, compact_summary=long_summary(planted.summary))
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    second = context(hook(project, "UserPromptSubmit", transcript, prompt="go on"), "UserPromptSubmit")
+    assert second.startswith(ADDENDUM_START) and "- failed command [1:" in second
+    assert "not one precompact wrote" not in (project / "logs" / "precompact-worker.log").read_text()
+
+
+def test_a_100_kib_summary_read_from_the_transcript_has_its_addendum_given(compacted):
+    project, transcript, planted, _ = compacted
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    summary = {"type": "user", "isCompactSummary": True, "isVisibleInTranscriptOnly": True, "timestamp": now}
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "system", "subtype": "compact_boundary", "timestamp": now}) + "\n")
+        f.write(json.dumps({**summary, "message": {"role": "user", "content": long_summary(planted.summary)}}) + "\n")
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    second = context(hook(project, "PostToolUse", transcript, tool_name="Read"), "PostToolUse")
+    assert second.startswith(ADDENDUM_START) and "- failed command [1:" in second
+
+
+def test_a_summary_past_the_limit_is_compared_in_its_first_characters_never_refused(tmp_path, monkeypatch):
+    """The worst case for the request's size: every character escaped to 12 bytes in its JSON."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    loaded = settings.load(project.path)
+    widest = "\U0001f600"  # a surrogate pair once escaped: \\ud83d\\ude00
+    assert addendum.request(loaded, SESSION, 1, "claude", widest * (addendum.MAX_SUMMARY_CHARS + 10))
+    compared = []
+    monkeypatch.setattr(addendum, "_compute", lambda *asked: compared.append(asked[-1]))
+    assert addendum.prepare(loaded) == []
+    assert compared == [widest * addendum.MAX_SUMMARY_CHARS]
+
+
 def test_with_no_summary_at_all_the_session_start_brief_is_all(compacted):
     project, transcript, _, _ = compacted
     for event in ("UserPromptSubmit", "PostToolUse", "UserPromptSubmit"):

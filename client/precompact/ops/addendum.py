@@ -51,7 +51,13 @@ DELIVERING_SUFFIX = ".delivering"
 ASKED_AGAIN = "asked_again"
 STAMP_PURPOSE = "precompact/addendum/v1"
 SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
-MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
+# An addendum is at most the budget (under 10,000 characters, each at most 6 bytes in its JSON).
+MAX_READY_BYTES = 64 << 10
+# The summary a request carries (read from the session file where PostCompact did not record
+# one) is cut to this many characters; Claude Code's run to tens of KB. A request's JSON holds
+# each at most 12 bytes (an escaped surrogate pair), beside its few short fields.
+MAX_SUMMARY_CHARS = 256 << 10
+MAX_REQUEST_BYTES = 12 * MAX_SUMMARY_CHARS + (4 << 10)
 
 
 def _name(stem: str, suffix: str) -> str:
@@ -59,9 +65,10 @@ def _name(stem: str, suffix: str) -> str:
 
 
 def _read(logs: Path, name: str) -> dict | None:
-    """A pending file's JSON object; None when it is absent, refused or not of that shape."""
+    """A pending file's JSON object (a request, or the compaction a session awaits); None when
+    it is absent, refused or not of that shape."""
     try:
-        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES))
+        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_REQUEST_BYTES))
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -98,10 +105,13 @@ def request(
 ) -> bool:
     """The summary of savepoint `sequence` is known: the worker is asked for the addendum (the
     caller starts it). `summary` is the one read from the session file where PostCompact did not
-    record one (None: the recorded one). False for a session id no pending file can be named by."""
+    record one (None: the recorded one), compared in its first MAX_SUMMARY_CHARS characters.
+    False for a session id no pending file can be named by."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return False
+    if summary is not None:
+        summary = summary[:MAX_SUMMARY_CHARS]
     record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
     logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
     logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
@@ -272,7 +282,7 @@ def take(loaded: configuration.Config, session_id: object) -> str | None:
     if not logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
         return None
     try:
-        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_READY_BYTES)
     finally:
         logs_dir.remove(logs, delivering)
     return _text_made_here(stored, stem)
@@ -286,7 +296,7 @@ def kept(loaded: configuration.Config, session_id: object) -> str | None:
     if stem is None:
         return None
     try:
-        stored = logs_dir.read_bytes(loaded.logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(loaded.logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_READY_BYTES)
     except OSError:
         return None
     return _text_made_here(stored, stem)
@@ -312,7 +322,7 @@ def _stamped_sequence(logs: Path, name: str) -> int | None:
     """The savepoint of the addendum in the pending file `name` (the ready file, or a claim a
     worker wrote it into), if this machine stamped it (its stamp is checked again when given)."""
     try:
-        stored = logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(logs, name, limit=MAX_READY_BYTES)
     except OSError:
         return None
     record = provenance.made_here(STAMP_PURPOSE, stored)
