@@ -6,6 +6,7 @@ before importing the library."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import signal
 import subprocess
@@ -323,6 +324,73 @@ def test_a_claim_left_that_precompact_did_not_write_is_removed_not_asked_again(c
     assert f"addendum request {SESSION} is not one precompact wrote; removed" in log
     assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
     assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+
+
+# The hook as the agent runs it, SIGKILLed as it removes the addendum it took, before it gives it
+# (a timeout's kill, a logout): whether the addendum was then renamed or locked.
+KILLED_WHILE_DELIVERING = """
+import os, signal, sys
+from precompact.edges import hook
+unlink = os.unlink
+def killed(name, *rest, **named):
+    if ".delivering" in str(name):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return unlink(name, *rest, **named)
+os.unlink = killed
+hook.run()
+"""
+
+
+@pytest.fixture
+def addendum_ready(compacted):
+    """The compacted session's addendum ready, not yet given: (project, transcript)."""
+    project, transcript, planted, _ = compacted
+    hook(project, "PostCompact", transcript, compact_summary=planted.summary)
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    assert wait_until(lambda: worker_finished(project), 60)
+    return project, transcript
+
+
+def test_an_event_killed_while_giving_the_addendum_leaves_it_to_the_next_which_gives_it_once(addendum_ready):
+    project, transcript = addendum_ready
+    asked = json.dumps(payload("UserPromptSubmit", project, transcript, session_id=SESSION))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_DELIVERING],
+        check=False,
+        input=asked,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL and killed.stdout == ""
+    given = [hook(project, event, transcript) for event in ("UserPromptSubmit", "PostToolUse", "UserPromptSubmit")]
+    assert given[0] is not None and context(given[0], "UserPromptSubmit").startswith(ADDENDUM_START)
+    assert given[1:] == [None, None]
+    assert list((project / PENDING).iterdir()) == []
+
+
+def test_an_addendum_another_event_is_giving_now_is_not_given_again(addendum_ready):
+    project, transcript = addendum_ready
+    taking = project / PENDING / f"{SESSION}.delivering"
+    (project / PENDING / f"{SESSION}.json").rename(taking)
+    with taking.open("rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a live event holds it, as a taker does
+        assert hook(project, "UserPromptSubmit", transcript) is None
+        assert hook(project, "PostToolUse", transcript, tool_name="Bash") is None
+        assert taking.exists()
+    given = context(hook(project, "UserPromptSubmit", transcript), "UserPromptSubmit")  # its taker died
+    assert given.startswith(ADDENDUM_START)
+
+
+def test_a_link_left_where_an_addendum_is_given_from_is_removed_never_followed(compacted):
+    project, transcript, _, _ = compacted
+    outside = project.parent / "outside.json"
+    outside.write_text("kept")
+    (project / PENDING / f"{SESSION}.delivering").symlink_to(outside)
+    assert hook(project, "UserPromptSubmit", transcript) is None
+    assert not (project / PENDING / f"{SESSION}.delivering").is_symlink()
+    assert outside.read_text() == "kept"
 
 
 def test_an_addendum_this_machine_did_not_write_is_never_given(compacted):

@@ -6,7 +6,7 @@ Claude Code writes the summary only after SessionStart(`compact`), so the brief 
 cannot know it; PostCompact has it but cannot add context, and comparing a large savepoint with
 it takes the worker tens of seconds. So each compaction leaves files in
 `logs/precompact-pending/`, named by the session (config/discovery.py names them; the hook's
-entry looks for the two it acts on with two stats, before importing anything):
+entry looks for the three it acts on with three stats, before importing anything):
 
 - `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
   yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
@@ -20,8 +20,10 @@ entry looks for the two it acts on with two stats, before importing anything):
   logged line the second time, so a request that always kills its worker cannot loop.
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
   (local/provenance.py: a file that came with the project is never given to the model); the
-  first prompt or tool call claims it by renaming it, so two events racing give it once, and
-  removes it. OpenCode keeps none of what precompact's plugin adds to a request, so its
+  first prompt or tool call takes it (logs_dir.take_once: locked, renamed `.delivering`, read,
+  removed, then given), so two events racing give it once.
+- `<session>.delivering`: an addendum being given, or left by a process killed before it gave it
+  (the kernel dropped its lock): the next prompt or tool call gives it, once. OpenCode keeps none of what precompact's plugin adds to a request, so its
   addendum is read, not claimed, each time the plugin asks, until the next compaction's
   SessionStart removes it.
 """
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
 REQUEST_SUFFIX = ".request"
 COMPUTING_SUFFIX = ".computing"
-DELIVERING_SUFFIX = ".delivering"
 # Set in a request a killed worker left claimed and the next worker asked again: killed again,
 # it is dropped.
 ASKED_AGAIN = "asked_again"
@@ -83,14 +83,14 @@ def _sequence(logs: Path, name: str) -> int | None:
 def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
     """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
     (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
-    compaction not yet given is dropped (ready, or left in a killed worker's claim)."""
+    compaction not yet given is dropped (ready, or left by a killed worker or delivering event)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return
     logs = loaded.logs
     computing = _name(stem, COMPUTING_SUFFIX)
-    made = []  # the sequences of the addenda made for the session: ready, or in a killed worker's claim
-    for holder in (_name(stem, discovery.READY_SUFFIX), computing):
+    made = []  # the sequences of the addenda made for the session: ready, or left by a killed process
+    for holder in (_name(stem, discovery.READY_SUFFIX), _name(stem, discovery.DELIVERING_SUFFIX), computing):
         held = _stamped_sequence(logs, holder)
         if held is not None and held < sequence:
             logs_dir.remove(logs, holder)
@@ -272,20 +272,20 @@ def as_given(loaded: configuration.Config, found: Resurrection) -> str:
 
 
 def take(loaded: configuration.Config, session_id: object) -> str | None:
-    """The session's addendum if one is ready, claimed so that it is given once (None: none
-    ready, or one this machine did not write)."""
+    """The session's addendum if one is ready, taken so that it is given once, or left by a
+    delivering process killed before it gave it (None: none ready, one being given now, or one
+    this machine did not write, which is removed)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return None
-    logs = loaded.logs
-    delivering = _name(stem, f"{DELIVERING_SUFFIX}-{os.getpid()}")
-    if not logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
-        return None
+    ready, delivering = _name(stem, discovery.READY_SUFFIX), _name(stem, discovery.DELIVERING_SUFFIX)
     try:
-        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_READY_BYTES)
-    finally:
-        logs_dir.remove(logs, delivering)
-    return _text_made_here(stored, stem)
+        stored = logs_dir.take_once(loaded.logs, ready, delivering, limit=MAX_READY_BYTES)
+    except logs_dir.ConfinementError:  # not a file precompact wrote (a link, a FIFO, oversized)
+        logs_dir.remove(loaded.logs, ready)
+        logs_dir.remove(loaded.logs, delivering)
+        return None
+    return None if stored is None else _text_made_here(stored, stem)
 
 
 def kept(loaded: configuration.Config, session_id: object) -> str | None:
