@@ -88,6 +88,14 @@ def flush(config: Config) -> FlushOutcome:
     return layers.flush(config)
 
 
+def layers_wait(config: Config) -> str | None:
+    """Why Layers 2 and 3 wait in this project (it is forgotten on this machine), naming the
+    fix; None when they run (ops.layers)."""
+    from precompact.ops import layers
+
+    return layers.layers_wait(config)
+
+
 def write_queued(config: Config) -> int:
     """Writes the savepoints hooks left queued while the index lock was busy; how many
     (ops.compaction)."""
@@ -705,6 +713,13 @@ def projects() -> list[everywhere.Project]:
     from precompact.recall import everywhere as across
 
     return across.projects()
+
+
+def none_registered_fix() -> str:
+    """What registers a project, said where none is registered (recall.everywhere)."""
+    from precompact.recall import everywhere as across
+
+    return across.NONE_REGISTERED_FIX
 
 
 def forget_project(path: Path, url: str | None = None) -> everywhere.Forgotten:

@@ -806,9 +806,9 @@ def names_the_kept_dropped_lists(tree: ast.Module) -> list[str]:
 
 # What a compacted session is still to be given (logs/precompact-pending/) is written, claimed and
 # removed by one module, so an addendum is given once and only when this machine stamped it; the
-# hook's entry only asks `discovery.something_pending`, with two stats.
+# hook's entry only asks `discovery.something_pending`, with three stats.
 PENDING_OWNERS = ("ops/addendum.py", "config/discovery.py")
-PENDING_NAMES = ("PENDING_DIR", "READY_SUFFIX", "AWAITING_SUFFIX")
+PENDING_NAMES = ("PENDING_DIR", "READY_SUFFIX", "DELIVERING_SUFFIX", "AWAITING_SUFFIX")
 
 
 def names_the_pending_addenda(tree: ast.Module) -> list[str]:

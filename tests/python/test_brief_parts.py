@@ -6,6 +6,7 @@ before importing the library."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import signal
 import subprocess
@@ -142,6 +143,52 @@ def test_without_post_compact_the_summary_entry_in_the_transcript_is_read(compac
     assert '"COMPACT_SUMMARY"' not in index, "not recorded as PostCompact's: `dropped` finds it in a later savepoint"
 
 
+# Claude Code's summaries run to tens of KB; this one is larger than the limit the pending files
+# had (64 KiB) and within the one precompact writes (addendum.MAX_SUMMARY_BYTES).
+LONG_SUMMARY_BYTES = 100 << 10
+
+
+def long_summary(planted_summary: str) -> str:
+    filler = "Earlier the team also reviewed the staging checklist and the release notes line by line. "
+    padding = filler * (LONG_SUMMARY_BYTES // len(filler) + 1)
+    assert len(padding.encode()) > LONG_SUMMARY_BYTES
+    return f"<summary>{planted_summary}\n{padding}</summary>"
+
+
+def test_a_100_kib_summary_from_post_compact_has_its_addendum_given(compacted):
+    project, transcript, planted, _ = compacted
+    hook(project, "PostCompact", transcript, compact_summary=long_summary(planted.summary))
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    second = context(hook(project, "UserPromptSubmit", transcript, prompt="go on"), "UserPromptSubmit")
+    assert second.startswith(ADDENDUM_START) and "- failed command [1:" in second
+    assert "not one precompact wrote" not in (project / "logs" / "precompact-worker.log").read_text()
+
+
+def test_a_100_kib_summary_read_from_the_transcript_has_its_addendum_given(compacted):
+    project, transcript, planted, _ = compacted
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    summary = {"type": "user", "isCompactSummary": True, "isVisibleInTranscriptOnly": True, "timestamp": now}
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "system", "subtype": "compact_boundary", "timestamp": now}) + "\n")
+        f.write(json.dumps({**summary, "message": {"role": "user", "content": long_summary(planted.summary)}}) + "\n")
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    second = context(hook(project, "PostToolUse", transcript, tool_name="Read"), "PostToolUse")
+    assert second.startswith(ADDENDUM_START) and "- failed command [1:" in second
+
+
+def test_a_summary_past_the_limit_is_compared_in_its_first_characters_never_refused(tmp_path, monkeypatch):
+    """The worst case for the request's size: every character escaped to 12 bytes in its JSON."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    loaded = settings.load(project.path)
+    widest = "\U0001f600"  # a surrogate pair once escaped: \\ud83d\\ude00
+    assert addendum.request(loaded, SESSION, 1, "claude", widest * (addendum.MAX_SUMMARY_CHARS + 10))
+    compared = []
+    monkeypatch.setattr(addendum, "_compute", lambda *asked: compared.append(asked[-1]))
+    assert addendum.prepare(loaded) == []
+    assert compared == [widest * addendum.MAX_SUMMARY_CHARS]
+
+
 def test_with_no_summary_at_all_the_session_start_brief_is_all(compacted):
     project, transcript, _, _ = compacted
     for event in ("UserPromptSubmit", "PostToolUse", "UserPromptSubmit"):
@@ -224,6 +271,51 @@ def test_a_request_made_since_a_worker_was_killed_replaces_its_claim(requested):
     assert context(hook(project, "PostToolUse", transcript, tool_name="Bash"), "PostToolUse").startswith(ADDENDUM_START)
 
 
+# The worker as the hook starts it, SIGKILLed as it takes its claim away once the addendum is
+# written (whether it renames or removes the claim): its last step.
+KILLED_AFTER_COMPUTING = """
+import os, signal, sys
+from pathlib import Path
+from precompact.boundary import logs_dir
+from precompact.edges import worker
+def killed_at(step):
+    def at(logs, name, *rest):
+        if str(name).endswith(".computing"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return step(logs, name, *rest)
+    return at
+logs_dir.claim, logs_dir.remove = killed_at(logs_dir.claim), killed_at(logs_dir.remove)
+worker.run(Path(sys.argv[1]))
+"""
+
+
+def test_a_worker_killed_after_computing_the_addendum_has_it_given_once(requested):
+    project, transcript, _ = requested
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_COMPUTING, str(project)], check=False, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    given = [hook(project, "UserPromptSubmit", transcript, prompt="go on")]
+    log = worker(project)
+    given += [hook(project, "UserPromptSubmit", transcript, prompt="and then?") for _ in range(2)]
+    addenda = [context(answer, "UserPromptSubmit") for answer in given if answer is not None]
+    assert len(addenda) == 1 and addenda[0].startswith(f'{ADDENDUM_START} 1 of "Trial #1"'), given
+    assert "computing it; asked again" not in log, "it was computed: the log says what happened"
+    assert (
+        f"addendum for session {SESSION}: a worker stopped after computing it, before making it ready; "
+        "ready now, for the session's next prompt or tool call"
+    ) in log
+    assert list((project / PENDING).iterdir()) == []
+
+
+def test_a_new_compaction_drops_an_addendum_a_killed_worker_left_in_its_claim(requested):
+    project, transcript, _ = requested
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_COMPUTING, str(project)], check=False, timeout=120)
+    assert done.returncode == -signal.SIGKILL
+    addendum.await_summary(settings.load(project), SESSION, 2)  # the session compacted again
+    assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
+    assert "addendum for session" not in worker(project)
+    assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+
+
 def test_a_claim_left_that_precompact_did_not_write_is_removed_not_asked_again(compacted):
     project, transcript, _, _ = compacted
     assert wait_until(lambda: worker_finished(project), 60)
@@ -232,6 +324,73 @@ def test_a_claim_left_that_precompact_did_not_write_is_removed_not_asked_again(c
     assert f"addendum request {SESSION} is not one precompact wrote; removed" in log
     assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
     assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
+
+
+# The hook as the agent runs it, SIGKILLed as it removes the addendum it took, before it gives it
+# (a timeout's kill, a logout): whether the addendum was then renamed or locked.
+KILLED_WHILE_DELIVERING = """
+import os, signal, sys
+from precompact.edges import hook
+unlink = os.unlink
+def killed(name, *rest, **named):
+    if ".delivering" in str(name):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return unlink(name, *rest, **named)
+os.unlink = killed
+hook.run()
+"""
+
+
+@pytest.fixture
+def addendum_ready(compacted):
+    """The compacted session's addendum ready, not yet given: (project, transcript)."""
+    project, transcript, planted, _ = compacted
+    hook(project, "PostCompact", transcript, compact_summary=planted.summary)
+    assert wait_until(lambda: ready(project), 60), (project / "logs" / "precompact-worker.log").read_text()
+    assert wait_until(lambda: worker_finished(project), 60)
+    return project, transcript
+
+
+def test_an_event_killed_while_giving_the_addendum_leaves_it_to_the_next_which_gives_it_once(addendum_ready):
+    project, transcript = addendum_ready
+    asked = json.dumps(payload("UserPromptSubmit", project, transcript, session_id=SESSION))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_DELIVERING],
+        check=False,
+        input=asked,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL and killed.stdout == ""
+    given = [hook(project, event, transcript) for event in ("UserPromptSubmit", "PostToolUse", "UserPromptSubmit")]
+    assert given[0] is not None and context(given[0], "UserPromptSubmit").startswith(ADDENDUM_START)
+    assert given[1:] == [None, None]
+    assert list((project / PENDING).iterdir()) == []
+
+
+def test_an_addendum_another_event_is_giving_now_is_not_given_again(addendum_ready):
+    project, transcript = addendum_ready
+    taking = project / PENDING / f"{SESSION}.delivering"
+    (project / PENDING / f"{SESSION}.json").rename(taking)
+    with taking.open("rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a live event holds it, as a taker does
+        assert hook(project, "UserPromptSubmit", transcript) is None
+        assert hook(project, "PostToolUse", transcript, tool_name="Bash") is None
+        assert taking.exists()
+    given = context(hook(project, "UserPromptSubmit", transcript), "UserPromptSubmit")  # its taker died
+    assert given.startswith(ADDENDUM_START)
+
+
+def test_a_link_left_where_an_addendum_is_given_from_is_removed_never_followed(compacted):
+    project, transcript, _, _ = compacted
+    outside = project.parent / "outside.json"
+    outside.write_text("kept")
+    (project / PENDING / f"{SESSION}.delivering").symlink_to(outside)
+    assert hook(project, "UserPromptSubmit", transcript) is None
+    assert not (project / PENDING / f"{SESSION}.delivering").is_symlink()
+    assert outside.read_text() == "kept"
 
 
 def test_an_addendum_this_machine_did_not_write_is_never_given(compacted):

@@ -301,8 +301,8 @@ def test_forget_leaves_no_copy_of_its_text_in_user_level_files(machine, name, wo
     assert forgot.stdout.startswith(f"forgot {forgotten.path}: it is no longer listed")
     assert hit_lines(machine.run(machine.root, "recall", word).stdout) == []
     assert holding() == []
-    again = machine.run(machine.root, "projects", "--forget", str(forgotten.path))
-    assert again.returncode == 1 and "is not a registered project; `precompact projects` lists them" in again.stderr
+    never = machine.run(machine.root, "projects", "--forget", str(machine.root / "never-registered"))
+    assert never.returncode == 1 and "is not a registered project; `precompact projects` lists them" in never.stderr
 
 
 def test_a_forgotten_project_stays_forgotten_until_the_user_registers_it_again(machine):
@@ -312,7 +312,7 @@ def test_a_forgotten_project_stays_forgotten_until_the_user_registers_it_again(m
     epsilon = machine.projects["epsilon"]
     forgot = machine.run(machine.root, "projects", "--forget", str(epsilon.path))
     assert forgot.returncode == 0, forgot.stderr
-    assert "its savepoints do not register it again (`precompact projects --add PATH` does)" in forgot.stdout
+    assert "its savepoints do not register it again; its hooks keep saving in its logs/" in forgot.stdout
     talk = Conversation(machine.root / "epsilon-2.jsonl", "s-epsilon-2", START)
     talk.turn_with("Rotate the zanzibar keys again.", "rotate", "zanzibar rotated", "The zanzibar keys are new.")
     save(epsilon, talk)
@@ -348,6 +348,105 @@ def test_a_forgotten_project_stays_forgotten_until_the_user_registers_it_again(m
     )
     assert init.returncode == 0, init.stderr
     assert str(epsilon.path) in listed(), "`init` there is the user's own command for it"
+
+
+def test_a_forgotten_projects_savepoints_keep_nothing_outside_it_until_it_is_added_again(machine):
+    """review8 F4: its hooks still save there; Layer 2 (its git directory under the state
+    directory, its pushes) waits, `flush` and `status` say so naming `projects --add`, a second
+    `--forget` removes what an earlier version's savepoint made outside it, and `--add` has the
+    next flush push every savepoint made meanwhile."""
+    beta = machine.projects["beta"]
+    assert machine.run(beta.path, "flush").returncode == 0
+    [store] = git_env.stores_of(beta.path)
+    forgot = machine.run(machine.root, "projects", "--forget", str(beta.path))
+    assert forgot.returncode == 0, forgot.stderr
+    assert not store.exists()
+    talk = Conversation(machine.root / "beta-2.jsonl", "s-beta-2", START)
+    talk.turn_with("Keep the tamarind flag off.", "flag", "tamarind off", "The tamarind flag is off.")
+    save(beta, talk)
+    fix = f"`precompact projects --add {beta.path}`"
+    flushed = machine.run(beta.path, "flush", "--json")
+    assert flushed.returncode == 3, flushed.stderr  # something is left to push: it waits
+    schema("flush").validate(json.loads(flushed.stdout))
+    assert json.loads(flushed.stdout)["layer_2"]["state"] == "waiting"
+    as_json = machine.run(beta.path, "status", "--json")
+    schema("status").validate(json.loads(as_json.stdout))
+    assert f"`precompact projects --add {beta.path}`" in json.loads(as_json.stdout)["layers_wait"]
+    assert f"… Layer 2: waits: {beta.path} is forgotten on this machine" in flushed.stderr and fix in flushed.stderr
+    assert not store.exists(), "no git directory made again"
+    status = machine.run(beta.path, "status")
+    assert status.returncode == 0, status.stderr
+    [said] = [line for line in status.stdout.splitlines() if line.startswith("Layer 2 waits")]
+    assert said.endswith(f"its savepoints stay in its logs/ until {fix}")
+    assert "#2" in status.stdout and "tamarind" not in status.stdout
+    machine.run(beta.path, "verify")
+    assert not store.exists(), "neither status nor verify makes it either"
+    pushed = subprocess.run(
+        ["git", "--git-dir", str(beta.remote), "log", "--all", "--oneline"], capture_output=True, text=True, check=True
+    )
+    assert len(pushed.stdout.splitlines()) == 1, "the remote got nothing new"
+
+    again = machine.run(machine.root, "projects", "--forget", str(beta.path))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"forgot {beta.path} again: ")
+    assert str(beta.path) not in machine.run(machine.root, "projects").stdout, "still forgotten"
+
+    assert machine.run(machine.root, "projects", "--add", str(beta.path)).returncode == 0
+    resumed = machine.run(beta.path, "flush", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["layer_2"]["state"] == "done"
+    assert "Layer 2 waits" not in machine.run(beta.path, "status").stdout
+    pushed = subprocess.run(
+        ["git", "--git-dir", str(beta.remote), "log", "--all", "--oneline"], capture_output=True, text=True, check=True
+    )
+    assert len(pushed.stdout.splitlines()) == 2, "savepoint 2 pushed once the project is added"
+
+
+def test_forgetting_a_forgotten_project_again_removes_the_documents_its_savepoints_made_since(machine):
+    gamma = machine.projects["gamma"]
+    documents = Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "agent-documents"
+
+    def holding() -> list[Path]:
+        return [p for p in documents.rglob("*") if p.is_file() and b"marmoset" in p.read_bytes()]
+
+    assert machine.run(machine.root, "projects", "--forget", str(gamma.path)).returncode == 0
+    assert holding() == []
+    rollout = (
+        machine.root
+        / "codex-home"
+        / "sessions"
+        / "2026"
+        / "12"
+        / "02"
+        / f"rollout-2026-12-02T06-07-51-{CODEX_SESSION}.jsonl"
+    )
+    with rollout.open("a") as f:
+        said = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Feed the marmoset queue."}],
+        }
+        record = {"timestamp": "2026-12-02T06:07:03.000Z", "ordinal": 3, "type": "response_item", "payload": said}
+        f.write(json.dumps({**record, "metadata": {}}) + "\n")
+    imported = precompact(
+        gamma.path, "import", "--agent", "codex", env={"CODEX_HOME": str(machine.root / "codex-home")}
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert holding(), "the savepoint of the Codex session made its document again"
+    again = machine.run(machine.root, "projects", "--forget", str(gamma.path))
+    assert again.returncode == 0 and again.stdout.startswith(f"forgot {gamma.path} again: "), again.stderr
+    assert holding() == []
+    assert str(gamma.path) not in machine.run(machine.root, "projects").stdout
+
+
+def test_with_no_project_registered_projects_names_what_registers_one(machine):
+    for project in machine.projects.values():
+        assert machine.run(machine.root, "projects", "--forget", str(project.path)).returncode == 0
+    listed = machine.run(machine.root, "projects")
+    assert listed.stdout == (
+        "no project registered yet: `precompact init` registers one, as does a savepoint in a project you did "
+        "not forget (`precompact projects --add PATH` registers one you forgot)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,7 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
         "SessionStart": [("compact|resume", 30)],
         "SessionEnd": [(None, 5)],
         # Every prompt and tool call, with no matcher: Claude Code cannot register a hook only while
-        # something is pending; with nothing pending the hook answers after two stats.
+        # something is pending; with nothing pending the hook answers after three stats.
         "UserPromptSubmit": [(None, 10)],
         "PostToolUse": [(None, 10)],
     }

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import hashlib
 import os
@@ -315,6 +316,47 @@ def claim(logs: Path, name: str, to: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def take_once(logs: Path, name: str, held: str, limit: int) -> bytes | None:
+    """The bytes of the file `name` in logs/, taken by exactly one of the processes racing for
+    them, or of `held`, the claim a process killed while taking them left. The taker holds an
+    exclusive lock on the file while it renames it `held`, reads it and removes it: a process
+    killed meanwhile leaves the file whole and unlocked under one of the two names (the kernel
+    drops a dead process's lock), for the next taker. None when neither is there, or a live
+    process is taking it. ConfinementError for a file that is not a regular one within `limit`."""
+    sub, held_leaf = _split(held)
+    if _split(name)[0] != sub:
+        raise ConfinementError(errno.EPERM, f"logs/{held} is not in the directory of logs/{name}")
+    for source in (held, name):
+        try:
+            fd = open_file(logs, source, os.O_RDONLY, limit=limit)
+        except FileNotFoundError:
+            continue
+        with os.fdopen(fd, "rb") as f:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return None
+            with directory(logs, sub, create=False) as dir_fd:
+                leaf = _split(source)[1]
+                try:
+                    named = os.stat(leaf, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # taken meanwhile by a process that has finished
+                opened = os.fstat(fd)
+                if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+                    continue  # the name is another file's since
+                if leaf != held_leaf:
+                    os.rename(leaf, held_leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                data = f.read(limit + 1)
+                if len(data) > limit:
+                    raise ConfinementError(
+                        errno.EFBIG, f"{logs / held} grew over the {limit} bytes precompact reads of it; remove it"
+                    )
+                os.unlink(held_leaf, dir_fd=dir_fd)
+            return data
+    return None
 
 
 def remove(logs: Path, name: str) -> None:

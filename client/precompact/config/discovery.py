@@ -32,11 +32,13 @@ def missing(start: str) -> str:
 
 
 # What a compacted session is still to be given (ops/addendum.py writes them in logs/ under
-# PENDING_DIR): the addendum ready for its next prompt or tool call, or a compaction whose summary
-# has not been read yet. UserPromptSubmit and PostToolUse fire on every prompt and tool call:
-# without one of these files they are answered here, with two stats.
+# PENDING_DIR): the addendum ready for its next prompt or tool call (or being given: a process
+# killed while giving it leaves it so, for the next), or a compaction whose summary has not been
+# read yet. UserPromptSubmit and PostToolUse fire on every prompt and tool call: without one of
+# these files they are answered here, with three stats.
 PENDING_DIR = "precompact-pending"
 READY_SUFFIX = ".json"
+DELIVERING_SUFFIX = ".delivering"
 AWAITING_SUFFIX = ".awaiting"
 MAX_SESSION_ID = 128
 
@@ -55,4 +57,4 @@ def something_pending(root: str, session_id: object) -> bool:
     if name is None:
         return False
     folder = os.path.join(root, "logs", PENDING_DIR, name)
-    return os.path.lexists(folder + READY_SUFFIX) or os.path.lexists(folder + AWAITING_SUFFIX)
+    return any(os.path.lexists(folder + suffix) for suffix in (READY_SUFFIX, DELIVERING_SUFFIX, AWAITING_SUFFIX))

@@ -19,7 +19,7 @@ const BUDGET_MS = { PreCompact: 60000, PostCompact: 15000, SessionStart: 30000, 
 // What the summary left out is computed by precompact's worker after the compaction: until it
 // is there, the plugin asks again at most once every ASK_AGAIN_MS, at most MAX_ASKS times per
 // compaction and OpenCode process, and never on a request otherwise (a hook asked with nothing
-// pending answers after two stats, but it is still a process).
+// pending answers after three stats, but it is still a process).
 const ASK_AGAIN_MS = 5000;
 const MAX_ASKS = 12;
 const MAX_ANSWER_CHARS = 1 << 20;

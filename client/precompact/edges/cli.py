@@ -568,10 +568,11 @@ def flush(instance, as_json) -> None:
     if outcome.foreign_branch or outcome.unvouched:
         sys.exit(EXIT_FAILED)
     # Nothing left to retry, or not: a layer that is off has nothing to retry.
-    sys.exit(EXIT_LAYER_PENDING if any(v["state"] == LAYER_QUEUED for v in layers.values()) else EXIT_DONE)
+    pending = any(v["state"] in (LAYER_QUEUED, LAYER_WAITING) for v in layers.values())
+    sys.exit(EXIT_LAYER_PENDING if pending else EXIT_DONE)
 
 
-LAYER_DONE, LAYER_QUEUED, LAYER_OFF = "done", "queued", "off"
+LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING = "done", "queued", "off", "waiting"
 
 
 def _report(loaded: configuration.Config, outcome) -> dict:
@@ -584,6 +585,9 @@ def _report(loaded: configuration.Config, outcome) -> dict:
         if not enabled:
             _say(f"- Layer {layer}: off in .precompact.toml")
             state, problem = LAYER_OFF, None
+        elif outcome.waiting:
+            _say(f"… Layer {layer}: {outcome.waiting}")
+            state, problem = LAYER_WAITING, outcome.waiting
         elif problems:
             _say(f"… Layer {layer}: queued: {problems[0]}")
             state, problem = LAYER_QUEUED, problems[0]
@@ -660,6 +664,7 @@ def status(only, remote, signers, as_json) -> None:
         return api.UNVOUCHED if (s.instance, s.sequence) in foreign else shown(api.layer_3_state(loaded, s))
 
     clear = api.in_clear(loaded, savepoints)
+    waiting = api.layers_wait(loaded)
     if as_json:
         rows = [
             {
@@ -689,12 +694,15 @@ def status(only, remote, signers, as_json) -> None:
                 "unparseable_index_lines": bad_lines,
                 "lacking_from_logs": len(api.lacking(loaded)),
                 "unvouched": foreign_note,
+                "layers_wait": waiting,
             }
         )
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
+    if waiting:
+        terminal.echo(f"Layer 2 {waiting}")
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))
     for instance in instances:
         mine = [s for s in savepoints if s.instance == instance]
@@ -1538,8 +1546,11 @@ def projects(forget, rescan, url, add, as_json) -> None:
         removed = [str(store) for store in gone.removed]
         kept = [{"git_directory": str(store), "used_by": str(other)} for store, other in gone.kept]
         _say(
-            f"forgot {quoting.path(forgotten)}: it is no longer listed or searched by recall --everywhere, and its savepoints do not "
-            "register it again (`precompact projects --add PATH` does)"
+            f"forgot {quoting.path(forgotten)}{' again' if gone.again else ''}: it is no longer listed or searched by recall "
+            "--everywhere, and its savepoints do not register it again; its hooks keep saving in its logs/, and "
+            "Layer 2 (its git directory here, its pushes) waits until `precompact projects --add PATH`; a savepoint of "
+            "a Codex, Gemini or OpenCode session there makes that session's document here again "
+            "(`precompact projects --forget PATH` again removes it)"
         )
         for store in gone.removed:
             _say(f"removed its git directory {store}")
@@ -1577,7 +1588,7 @@ def projects(forget, rescan, url, add, as_json) -> None:
         )
         return
     if not listed:
-        terminal.echo("no project registered yet: `precompact init` or a savepoint registers one")
+        terminal.echo(f"no project registered yet: {api.none_registered_fix()}")
     for p in listed:
         names = ", ".join(quoting.inline(i) for i in p.instances)
         if not p.present:

@@ -7,7 +7,7 @@ summary and has the worker compute what it left out; SessionStart hands the sess
 brief of the latest savepoint, once (after a compaction, its first part); the next
 UserPromptSubmit or PostToolUse gives what the summary left out, once (ops/addendum.py). Those two
 fire on every prompt and tool call: with nothing pending for the session they are answered after
-two stats, before anything of precompact's library is imported.
+three stats, before anything of precompact's library is imported.
 
 Claude Code 2.1.332 runs them in the order PreCompact, SessionStart (source `compact`),
 PostCompact; it appends PreCompact's stdout to the summariser's prompt as "Additional

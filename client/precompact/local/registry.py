@@ -5,7 +5,8 @@ A project is registered when precompact writes a savepoint in it (Layer 1, the h
 `savepoint`'s and `import`'s), and on `init`. `projects --forget` leaves a mark of the project (the
 SHA-256 of its path, so that the file no longer names it), so that its next savepoint does not
 register it again behind the user's back: only a command the user runs for that project
-(`init`, `projects --add`) does. The file names only where each project is and its instance
+(`init`, `projects --add`) does, and meanwhile its savepoints keep nothing outside it (`forgotten`:
+Layer 2 waits). The file names only where each project is and its instance
 names: no conversation text, and nothing a search trusts (each project's savepoints are
 still checked against this machine's record before a word of them is quoted). It is written whole
 or not at all, 0600, through `boundary/private_file`; a new project is added under a short lock
@@ -211,6 +212,34 @@ def registered(root: Path) -> Registered | None:
 
 def _named(found: list[Registered], root: Path) -> Registered | None:
     return next((p for p in found if p.path in (Path(os.path.abspath(root)), _where(root))), None)
+
+
+def forgotten(root: Path) -> Path | None:
+    """The path of the project at `root` (as given, or with its links resolved) if `projects
+    --forget` marked it forgotten and nothing registered it since; None otherwise. Its
+    savepoints keep nothing outside it until `init` or `projects --add` there (Layer 2 waits).
+    RegistryError when the registry cannot be read."""
+    marks = set(_read().forgotten)
+    return next((where for where in (Path(os.path.abspath(root)), _where(root)) if _mark(where) in marks), None)
+
+
+def layers_wait(root: Path) -> str | None:
+    """Why Layer 2 (and Layer 3, whose record names its commit) waits in the project at `root`,
+    naming the fix: it is forgotten, so its git directory is neither made nor used (nothing of it
+    is kept outside it, nothing pushed) and its savepoints stay in its logs/ until `projects
+    --add` or `init` there. None when it is not forgotten, or the registry cannot be read (it
+    then forgets nothing: `precompact projects` names what is wrong with it)."""
+    try:
+        where = forgotten(root)
+    except RegistryError:
+        return None
+    if where is None:
+        return None
+    return (
+        f"waits: {where} is forgotten on this machine (`precompact projects --forget`), so precompact keeps "
+        f"nothing of it outside it and pushes nothing; its savepoints stay in its logs/ until "
+        f"`precompact projects --add {shlex.quote(str(where))}`"
+    )
 
 
 def forget(root: Path) -> Registered | None:

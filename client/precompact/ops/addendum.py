@@ -6,19 +6,24 @@ Claude Code writes the summary only after SessionStart(`compact`), so the brief 
 cannot know it; PostCompact has it but cannot add context, and comparing a large savepoint with
 it takes the worker tens of seconds. So each compaction leaves files in
 `logs/precompact-pending/`, named by the session (config/discovery.py names them; the hook's
-entry looks for the two it acts on with two stats, before importing anything):
+entry looks for the three it acts on with three stats, before importing anything):
 
 - `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
   yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
   the summary from the session file and replaces it (ops/compaction.py).
 - `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
-  the file first, renamed `.computing`). A `.computing` the worker finds when it starts is a
-  killed worker's (it holds the project's worker lock): asked again once, dropped with a logged
-  line the second time, so a request that always kills its worker cannot loop.
+  the file first, renamed `.computing`). The addendum computed replaces the claim's request
+  (written whole), then the claim is renamed `.json`: the addendum exists in one file at a time,
+  so no kill makes it given twice. A `.computing` the worker finds when it starts is a killed
+  worker's (it holds the project's worker lock): holding the addendum, it is renamed `.json` (its
+  session was given nothing of it); holding the request, it is asked again once, dropped with a
+  logged line the second time, so a request that always kills its worker cannot loop.
 - `<session>.json`: the addendum, rendered and within the budget, stamped with this machine's key
   (local/provenance.py: a file that came with the project is never given to the model); the
-  first prompt or tool call claims it by renaming it, so two events racing give it once, and
-  removes it. OpenCode keeps none of what precompact's plugin adds to a request, so its
+  first prompt or tool call takes it (logs_dir.take_once: locked, renamed `.delivering`, read,
+  removed, then given), so two events racing give it once.
+- `<session>.delivering`: an addendum being given, or left by a process killed before it gave it
+  (the kernel dropped its lock): the next prompt or tool call gives it, once. OpenCode keeps none of what precompact's plugin adds to a request, so its
   addendum is read, not claimed, each time the plugin asks, until the next compaction's
   SessionStart removes it.
 """
@@ -27,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,13 +46,18 @@ if TYPE_CHECKING:
 
 REQUEST_SUFFIX = ".request"
 COMPUTING_SUFFIX = ".computing"
-DELIVERING_SUFFIX = ".delivering"
 # Set in a request a killed worker left claimed and the next worker asked again: killed again,
 # it is dropped.
 ASKED_AGAIN = "asked_again"
 STAMP_PURPOSE = "precompact/addendum/v1"
 SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
-MAX_PENDING_BYTES = 64 << 10  # an addendum is at most the budget (under 10,000 characters)
+# An addendum is at most the budget (under 10,000 characters, each at most 6 bytes in its JSON).
+MAX_READY_BYTES = 64 << 10
+# The summary a request carries (read from the session file where PostCompact did not record
+# one) is cut to this many characters; Claude Code's run to tens of KB. A request's JSON holds
+# each at most 12 bytes (an escaped surrogate pair), beside its few short fields.
+MAX_SUMMARY_CHARS = 256 << 10
+MAX_REQUEST_BYTES = 12 * MAX_SUMMARY_CHARS + (4 << 10)
 
 
 def _name(stem: str, suffix: str) -> str:
@@ -56,9 +65,10 @@ def _name(stem: str, suffix: str) -> str:
 
 
 def _read(logs: Path, name: str) -> dict | None:
-    """A pending file's JSON object; None when it is absent, refused or not of that shape."""
+    """A pending file's JSON object (a request, or the compaction a session awaits); None when
+    it is absent, refused or not of that shape."""
     try:
-        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_PENDING_BYTES))
+        found = json.loads(logs_dir.read_bytes(logs, name, limit=MAX_REQUEST_BYTES))
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -73,19 +83,19 @@ def _sequence(logs: Path, name: str) -> int | None:
 def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
     """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
     (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
-    compaction not yet given is dropped."""
+    compaction not yet given is dropped (ready, or left by a killed worker or delivering event)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return
     logs = loaded.logs
-    ready = _ready_sequence(logs, stem)
-    if ready is not None and ready < sequence:
-        logs_dir.remove(logs, _name(stem, discovery.READY_SUFFIX))
-    if sequence in (
-        ready,
-        _sequence(logs, _name(stem, REQUEST_SUFFIX)),
-        _sequence(logs, _name(stem, COMPUTING_SUFFIX)),
-    ):
+    computing = _name(stem, COMPUTING_SUFFIX)
+    made = []  # the sequences of the addenda made for the session: ready, or left by a killed process
+    for holder in (_name(stem, discovery.READY_SUFFIX), _name(stem, discovery.DELIVERING_SUFFIX), computing):
+        held = _stamped_sequence(logs, holder)
+        if held is not None and held < sequence:
+            logs_dir.remove(logs, holder)
+        made.append(held)
+    if sequence in (*made, _sequence(logs, _name(stem, REQUEST_SUFFIX)), _sequence(logs, computing)):
         return
     logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
 
@@ -95,10 +105,13 @@ def request(
 ) -> bool:
     """The summary of savepoint `sequence` is known: the worker is asked for the addendum (the
     caller starts it). `summary` is the one read from the session file where PostCompact did not
-    record one (None: the recorded one). False for a session id no pending file can be named by."""
+    record one (None: the recorded one), compared in its first MAX_SUMMARY_CHARS characters.
+    False for a session id no pending file can be named by."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return False
+    if summary is not None:
+        summary = summary[:MAX_SUMMARY_CHARS]
     record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
     logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
     logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
@@ -119,8 +132,9 @@ def _requests(loaded: configuration.Config) -> list[str]:
 
 def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
     """Each `.computing` a killed worker left (the caller holds the project's worker lock, so no
-    live worker has one) asked for again once, or dropped: the request was asked again already,
-    or a request made since replaces it. One line each of what was done."""
+    live worker has one): one holding its addendum made ready; one holding its request asked for
+    again once, or dropped: the request was asked again already, or a request made since
+    replaces it. One line each of what was done."""
     names = set(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR))
     notes = []
     for name in sorted(names):
@@ -133,6 +147,13 @@ def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
             notes.append(
                 f"addendum for session {stem}: a worker stopped while computing it; the newer request replaces it"
             )
+        elif asked is None and _stamped_sequence(loaded.logs, computing) is not None:
+            if logs_dir.claim(loaded.logs, computing, _name(stem, discovery.READY_SUFFIX)):
+                notes.append(
+                    f"addendum for session {stem}: a worker stopped after computing it, before making it ready; "
+                    "ready now, for the session's next prompt or tool call"
+                )
+            continue
         elif asked is None:
             notes.append(f"addendum request {stem} is not one precompact wrote; removed")
         elif asked.get(ASKED_AGAIN) is True:
@@ -173,9 +194,10 @@ def prepare(loaded: configuration.Config) -> list[str]:
             if text is None:
                 continue
             record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
-            logs_dir.write_atomic(
-                loaded.logs, _name(stem, discovery.READY_SUFFIX), provenance.stamped(STAMP_PURPOSE, record.encode())
-            )
+            # The claim becomes the ready file: killed between these two, the next worker finds
+            # the addendum in the claim and makes it ready (never given twice, never lost).
+            logs_dir.write_atomic(loaded.logs, computing, provenance.stamped(STAMP_PURPOSE, record.encode()))
+            logs_dir.claim(loaded.logs, computing, _name(stem, discovery.READY_SUFFIX))
         except Exception as e:  # noqa: BLE001 -- one session's addendum never stops the others or the layers
             notes.append(f"addendum for session {stem} not computed: {e!r}")
         finally:
@@ -250,20 +272,20 @@ def as_given(loaded: configuration.Config, found: Resurrection) -> str:
 
 
 def take(loaded: configuration.Config, session_id: object) -> str | None:
-    """The session's addendum if one is ready, claimed so that it is given once (None: none
-    ready, or one this machine did not write)."""
+    """The session's addendum if one is ready, taken so that it is given once, or left by a
+    delivering process killed before it gave it (None: none ready, one being given now, or one
+    this machine did not write, which is removed)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return None
-    logs = loaded.logs
-    delivering = _name(stem, f"{DELIVERING_SUFFIX}-{os.getpid()}")
-    if not logs_dir.claim(logs, _name(stem, discovery.READY_SUFFIX), delivering):
-        return None
+    ready, delivering = _name(stem, discovery.READY_SUFFIX), _name(stem, discovery.DELIVERING_SUFFIX)
     try:
-        stored = logs_dir.read_bytes(logs, delivering, limit=MAX_PENDING_BYTES)
-    finally:
-        logs_dir.remove(logs, delivering)
-    return _text_made_here(stored, stem)
+        stored = logs_dir.take_once(loaded.logs, ready, delivering, limit=MAX_READY_BYTES)
+    except logs_dir.ConfinementError:  # not a file precompact wrote (a link, a FIFO, oversized)
+        logs_dir.remove(loaded.logs, ready)
+        logs_dir.remove(loaded.logs, delivering)
+        return None
+    return None if stored is None else _text_made_here(stored, stem)
 
 
 def kept(loaded: configuration.Config, session_id: object) -> str | None:
@@ -274,7 +296,7 @@ def kept(loaded: configuration.Config, session_id: object) -> str | None:
     if stem is None:
         return None
     try:
-        stored = logs_dir.read_bytes(loaded.logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(loaded.logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_READY_BYTES)
     except OSError:
         return None
     return _text_made_here(stored, stem)
@@ -296,10 +318,11 @@ def awaiting(loaded: configuration.Config, session_id: object) -> int | None:
     return None if stem is None else _sequence(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
 
 
-def _ready_sequence(logs: Path, stem: str) -> int | None:
-    """The savepoint of the addendum ready for the session (its stamp is checked when given)."""
+def _stamped_sequence(logs: Path, name: str) -> int | None:
+    """The savepoint of the addendum in the pending file `name` (the ready file, or a claim a
+    worker wrote it into), if this machine stamped it (its stamp is checked again when given)."""
     try:
-        stored = logs_dir.read_bytes(logs, _name(stem, discovery.READY_SUFFIX), limit=MAX_PENDING_BYTES)
+        stored = logs_dir.read_bytes(logs, name, limit=MAX_READY_BYTES)
     except OSError:
         return None
     record = provenance.made_here(STAMP_PURPOSE, stored)

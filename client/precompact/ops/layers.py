@@ -34,6 +34,9 @@ class FlushOutcome:
     # The savepoints in logs/ no root vouches for, which Layer 2 never pushes, in one line naming
     # the fix (None: there are none). No retry changes it: it is not counted as queued.
     unvouched: str | None = None
+    # Why Layers 2 and 3 did not run (`layers_wait`), naming the fix; None when they ran. No
+    # retry changes it either: the user's command does.
+    waiting: str | None = None
 
     @property
     def all_done(self) -> bool:
@@ -60,9 +63,21 @@ def flush(config: Config) -> FlushOutcome:
         )
 
 
+def layers_wait(config: Config) -> str | None:
+    """Why Layers 2 and 3 wait in this project, naming the fix (local/registry.layers_wait: it
+    is forgotten on this machine); None when they run, or the git layer is off (Layer 3 alone
+    keeps no copy of the project's text)."""
+    from precompact.local import registry
+
+    return registry.layers_wait(config.root) if config.git_layer else None
+
+
 def _flush(config: Config) -> FlushOutcome:
     from precompact.remote import gitstore
 
+    waiting = layers_wait(config)
+    if waiting is not None:
+        return FlushOutcome(waiting=waiting)
     outcome = FlushOutcome()
     config, ignored = keypair_counted(config)
     outcome.notices = [ignored] if ignored else []

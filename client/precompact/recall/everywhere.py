@@ -68,6 +68,13 @@ def projects() -> list[Project]:
     return listed
 
 
+# What registers a project: a forgotten one's savepoints do not (local/registry.py).
+NONE_REGISTERED_FIX = (
+    "`precompact init` registers one, as does a savepoint in a project you did not forget "
+    "(`precompact projects --add PATH` registers one you forgot)"
+)
+
+
 def registered(path: Path) -> registry.Registered:
     """The project the registry lists at `path` (`show --project`, `projects --forget`): a path
     merely trusted once, or forgotten, is not one. RegistryError naming the listing when none."""
@@ -85,6 +92,7 @@ class Forgotten:
     project: registry.Registered
     removed: tuple[Path, ...]  # precompact's git directories removed with it
     kept: tuple[tuple[Path, Path], ...]  # (git directory, the other registered project that uses it)
+    again: bool = False  # it was forgotten already: what its hooks made outside it since is removed
 
 
 def forget(path: Path, url: str | None = None) -> Forgotten:
@@ -94,12 +102,18 @@ def forget(path: Path, url: str | None = None) -> Forgotten:
     registry, the one user-level file that names it. A git directory another registered project
     uses is kept; one holding savepoints the remote does not hold now refuses the whole forget,
     before anything is removed (they may be the only copy): the remote is asked (at `url`, else
-    the project's approved git.url), and one that cannot be asked refuses it too. RegistryError
-    when it is not registered."""
+    the project's approved git.url), and one that cannot be asked refuses it too. A project
+    forgotten already is forgotten again: its copies outside it removed, its mark kept.
+    RegistryError when it is neither registered nor forgotten."""
     from precompact.config import settings as configuration
     from precompact.remote import gitstore  # only here: GitPython's import is a tenth of a search's command
 
-    known = registered(path)
+    known = registry.registered(path)
+    where = registry.forgotten(path) if known is None else None
+    if where is not None:  # forgotten already: what its hooks made outside it since is removed again
+        known = registry.Registered(where, (), "")
+    elif known is None:
+        known = registered(path)
     others = {
         store: other.path
         for other in registry.projects()
@@ -127,7 +141,7 @@ def forget(path: Path, url: str | None = None) -> Forgotten:
     agents.forget(known.logs)
     for store in removed:
         gitstore.remove_store(store)
-    return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept))
+    return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept), again=where is not None)
 
 
 def add(path: Path) -> Path:
@@ -231,7 +245,7 @@ def search(
             )
     searched.projects = len(present)
     if not present:
-        notes.append("no project is registered on this machine yet: `precompact init` or a savepoint registers one")
+        notes.append(f"no project is registered on this machine yet: {NONE_REGISTERED_FIX}")
         return searched
     parts: list[tuple[registry.Registered, fulltext.Part]] = []
     with logs_dir.answers_kept_together():

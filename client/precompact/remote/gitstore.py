@@ -165,6 +165,9 @@ class Target:
     # The one URL pushed to and fetched from (`git.url`); None: the remote's in the repository.
     url: str | None = None
     legacy: str | None = None
+    # The project's root: the git directory of a project forgotten on this machine is neither
+    # made nor used (`open_repository`).
+    project: Path | None = None
 
     @classmethod
     def of(cls, config: Config) -> Target:
@@ -177,6 +180,7 @@ class Target:
             encryption.Keys.of(config),
             config.url,
             config.branch,
+            config.root,
         )
 
     def of_instance(self, instance: str) -> Target:
@@ -244,7 +248,13 @@ def open_repository(target: Target) -> git.Repo:
     (git_env.store: outside the project, made on first use), where the savepoint branches and
     their objects live, with the project's savepoint branches of older versions copied in
     (`_adopt_project_branches`); every git process it starts runs isolated, on that directory
-    alone: none reads the project's repository or its configuration."""
+    alone: none reads the project's repository or its configuration. GitStoreError for a project
+    forgotten on this machine (local/registry.layers_wait: Layer 2 waits)."""
+    from precompact.local import registry
+
+    waiting = registry.layers_wait(target.project) if target.project is not None else None
+    if waiting is not None:
+        raise GitStoreError(f"Layer 2 {waiting}")
     path = target.repository
     if not path.exists():
         raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml")
