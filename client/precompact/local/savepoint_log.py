@@ -14,6 +14,7 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -144,17 +145,39 @@ def _line(event: dict) -> bytes:
 
 
 def _append_durably(logs: Path, data: bytes) -> None:
-    """Appends whole lines to the index and fsyncs them. Call with the lock held."""
+    """Appends whole lines to the index and fsyncs them, or none of them: on any failure (a full
+    disk writes part of a line and says so only at the next write) the index is cut back to the
+    size it had and the error raised, so no caller says "saved" of a line that is not there.
+    Call with the lock held."""
     fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
         size = os.fstat(fd).st_size
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
-        os.write(fd, data)
-        os.fsync(fd)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            # Cut back even when interrupted (a signal, Ctrl-C): a torn line would hide the
+            # snapshot it names, which the next savepoint then removes as unindexed.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written: a write may write only part of what it is given
+    (a full disk, a file-size limit) and say so by its count alone."""
+    left = memoryview(data)
+    while left:
+        written = os.write(fd, left)
+        if written == 0:
+            raise OSError(errno.ENOSPC, f"the index took no more bytes ({len(left)} of {len(data)} unwritten)")
+        left = left[written:]
 
 
 def utc_timestamp() -> str:
