@@ -614,7 +614,6 @@ def status(only, remote, signers, as_json) -> None:
     """Savepoints with the state of each layer."""
     from precompact import api
     from precompact.edges import worker
-    from precompact.local import savepoint_log
     from precompact.verifier import verdicts
 
     if signers and not remote:
@@ -732,7 +731,7 @@ def status(only, remote, signers, as_json) -> None:
             f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
         )
     for recreated in (s for s in savepoints if s.recreated):
-        terminal.echo(f"warning: {savepoint_log.recreated_notice(recreated)}", err=True)
+        terminal.echo(f"warning: {api.recreated_notice(recreated)}", err=True)
 
 
 def _remote_status(loaded: configuration.Config, signers: tuple[str, ...], as_json: bool) -> None:
