@@ -632,8 +632,9 @@ def _stated_hash(event: dict) -> str:
 # another machine's came in): the remote's chain back whole, then this machine's sessions saved
 # again on top of it from their transcripts.
 TWO_CHAINS_FIX = (
-    "to keep both, move logs/ aside, run `precompact restore`, then `precompact import` "
-    "(`--agent` for another agent's sessions) to save this machine's sessions again on top"
+    "to keep both, move logs/ out of the project (it keeps this machine's snapshots), run "
+    "`precompact restore`, then `precompact import` (`--agent` for another agent's sessions) to "
+    "save this machine's sessions again on top"
 )
 
 
