@@ -117,6 +117,12 @@ def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:
     return index.savepoints, index.bad_lines
 
 
+def recreated_notice(savepoint: savepoint_log.Savepoint) -> str:
+    """What `status` says of a savepoint the index creates again with other content (its
+    `recreated`), and how to keep both."""
+    return savepoint_log.recreated_notice(savepoint)
+
+
 def compaction_mark(savepoint: savepoint_log.Savepoint) -> str | None:
     """How the savepoint is a compaction's, as `status` marks it: "at" one (it holds the history
     up to it), "after" one (made later in the compacted session), or None (capture.compaction)."""

@@ -9,9 +9,21 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from precompact.local import savepoint_log
-from support.commands import INSTANCE, hook, initialized, initialized_and_funded, landed, wait_until
-from support.projects import approve_as_is, trust
+from support.commands import (
+    INSTANCE,
+    hook,
+    initialized,
+    initialized_and_funded,
+    landed,
+    wait_until,
+    worker_finished,
+)
+from support.projects import approve_as_is, new_project, trust
+from support.transcript_gen import generate
+from support.transcript_gen import payload as event_of
 
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 
@@ -148,7 +160,6 @@ def test_the_pre_compact_path_never_imports_click_git_age_or_the_solana_stack(wo
 
 
 def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
-    from support.projects import new_project
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = tmp_path / "t.jsonl"
@@ -207,3 +218,76 @@ def test_a_session_that_said_nothing_new_keeps_its_savepoint(tmp_path):
         f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"content": "And the docs"}}) + "\n")
     assert pre_compact() == "", "the note switched off"
     assert len(savepoint_log.savepoints(project.logs)) == 4
+
+
+# Each agent's entry, as `precompact install` registers it.
+AGENT_ENTRIES = {
+    "claude": ["hook"],
+    "codex": ["hook", "--agent", "codex"],
+    "gemini": ["hook", "--agent", "gemini"],
+    "opencode": ["hook", "--agent", "opencode"],
+}
+# What JavaScript's JSON.stringify writes for a string cut inside an emoji: a lone surrogate.
+CUT_EMOJI = "keep port 8443 \ud83d"
+REPAIRED = "keep port 8443 \ufffd"
+
+
+def _session(agent: str, tmp_path: Path, project: Path) -> tuple[Path, str]:
+    """A session of `agent` that said something, and its id: OpenCode's is a session of its
+    database, the others' a transcript file (each reader takes what it does not know as nothing)."""
+    from test_opencode_reader import SESSION, database
+
+    if agent == "opencode":
+        parts = [("msg_1", "prt_1", json.dumps({"type": "text", "text": "Fix the parser"}))]
+        return database(tmp_path / "opencode.db", parts, directory=str(project)), SESSION
+    return generate(tmp_path / "t.jsonl", 4_000, project=project).path, "s-cut"
+
+
+def _sent(agent: str, event: dict) -> subprocess.CompletedProcess:
+    raw = json.dumps(event).encode()  # ensure_ascii: the lone surrogate goes as its escape
+    assert b"\\ud83d" in raw
+    return subprocess.run([PRECOMPACT, *AGENT_ENTRIES[agent]], input=raw, capture_output=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("agent", AGENT_ENTRIES)
+@pytest.mark.parametrize("field", ["custom_instructions", "session_id"])
+def test_a_lone_surrogate_in_the_compaction_events_text_still_saves(tmp_path, agent, field):
+    """review9b F6: the hook's own text is repaired as the transcript's is (U+FFFD), before any
+    handler sees it: the savepoint is made, its line holding what the agent sent, repaired.
+    (OpenCode's session id names a session of its database: one with a cut emoji is one it does
+    not hold, and the hook says so, as of any other id.)"""
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript, session_id = _session(agent, tmp_path, project.path)
+    event = event_of("PreCompact", project.path, transcript, session_id=session_id, trigger="manual")
+    event[field] = CUT_EMOJI
+    if agent == "gemini":
+        event["hook_event_name"] = "PreCompress"
+    done = _sent(agent, event)
+    assert done.returncode == 0
+    said = (done.stdout + done.stderr).decode()
+    if agent == "opencode" and field == "session_id":
+        assert f"holds no session {REPAIRED}" in said, said
+        assert savepoint_log.savepoints(project.logs) == []
+        return
+    assert "could not save" not in said and "failed" not in said, said
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.session_id == (REPAIRED if field == "session_id" else session_id)
+    assert wait_until(lambda: worker_finished(project.path), 60)
+
+
+@pytest.mark.parametrize("agent", [a for a in AGENT_ENTRIES if a != "gemini"])  # Gemini has no PostCompact
+def test_a_lone_surrogate_in_the_compaction_summary_is_kept_repaired(tmp_path, agent):
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript, session_id = _session(agent, tmp_path, project.path)
+    before = event_of("PreCompact", project.path, transcript, session_id=session_id, trigger="manual")
+    assert _sent(agent, {**before, "custom_instructions": CUT_EMOJI}).returncode == 0
+    assert wait_until(lambda: worker_finished(project.path), 60)
+    after = event_of("PostCompact", project.path, session_id=session_id, compact_summary=CUT_EMOJI)
+    done = _sent(agent, {**after, "transcript_path": str(transcript)})
+    assert done.returncode == 0
+    assert "failed" not in (done.stdout + done.stderr).decode(), done.stdout
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.compact_summary == REPAIRED
+    assert wait_until(lambda: worker_finished(project.path), 60)

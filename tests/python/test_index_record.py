@@ -45,3 +45,44 @@ def test_a_line_reads_as_the_standard_librarys_json_reads_it():
     expected = [json.loads(line) for line in lines[:5]]
     assert [repr(e) for e in read.events] == [repr(e) for e in expected]
     assert read.bad_lines == [6, 7]  # not an object, not JSON
+
+
+def _created(snapshot_hash: str, **more) -> dict:
+    return {
+        "event": "SAVEPOINT_CREATED",
+        "instance": "x",
+        "sequence": 1,
+        "snapshot_hash": f"sha256:{snapshot_hash}",
+        **more,
+    }
+
+
+def test_a_second_savepoint_created_line_with_other_content_is_refused_and_nothing_after_it_applied():
+    """review9b F1: a savepoint of logs/ and another machine's with the same sequence: the later
+    line's commit, push and signature are not the first's (that commit does not hold it)."""
+    mine, theirs = "a" * 64, "b" * 64
+    about = {"instance": "x", "sequence": 1}
+    events = [
+        _created(mine, session_id="here"),
+        {"event": "LAYER_2_FAILED", **about, "reason": "branch holds 3 savepoint(s) that logs/ lacks"},
+        _created(theirs),
+        {"event": "SAVEPOINT_SIGNED", **about, "signer": "k", "line_signature": "00"},
+        {"event": "LAYER_2_COMMITTED", **about, "commit": "c" * 40},
+        {"event": "LAYER_2_PUSHED", **about, "commit": "c" * 40},
+        {"event": "LAYER_3_CONFIRMED", **about, "signature": "s"},
+    ]
+    [savepoint] = savepoint_log.fold(events)
+    assert savepoint.snapshot_hash == mine and savepoint.session_id == "here"
+    assert savepoint.recreated == [theirs]
+    assert savepoint.layer_2 == savepoint_log.Layer2.FAILED and savepoint.commit is None
+    assert savepoint.layer_3 == savepoint_log.Layer3.QUEUED and savepoint.signatures == []
+    notice = savepoint_log.recreated_notice(savepoint)
+    assert f"x #1 (sha256:{mine[:16]})" in notice and f"sha256:{theirs[:16]}" in notice
+    assert savepoint_log.TWO_CHAINS_FIX in notice
+
+
+def test_the_same_savepoint_created_line_twice_is_one_savepoint_and_its_lines_still_apply():
+    line = _created("a" * 64)
+    pushed = {"event": "LAYER_2_COMMITTED", "instance": "x", "sequence": 1, "commit": "c" * 40}
+    [savepoint] = savepoint_log.fold([line, dict(line), pushed])
+    assert savepoint.recreated == [] and savepoint.commit == "c" * 40

@@ -223,8 +223,9 @@ LAYER_KINDS = ["LAYER_2_COMMITTED", "LAYER_2_PUSHED", "LAYER_2_FAILED", "LAYER_3
 
 @st.composite
 def index_events(draw):
-    """Events for up to two instances: each savepoint created once (sometimes twice, as a
-    duplicate line would), layer events in any order, some about savepoints never created."""
+    """Events for up to two instances: each savepoint created once (sometimes twice: the same
+    line again, or a line of another snapshot with its sequence, as another machine's would be),
+    layer events in any order, some about savepoints never created."""
     events = []
     for instance in draw(
         st.lists(st.sampled_from(["Gabriel #215", "Gabriel #216"]), min_size=1, max_size=2, unique=True)
@@ -237,8 +238,9 @@ def index_events(draw):
                 "snapshot_hash": f"sha256:{instance}-{sequence}",
             }
             events.append(created)
-            if draw(st.booleans()):
-                events.append({**created, "snapshot_hash": "sha256:duplicate"})
+            again = draw(st.sampled_from([None, created["snapshot_hash"], "sha256:another"]))
+            if again is not None:
+                events.append({**created, "snapshot_hash": again})
     layer_events = draw(
         st.lists(
             st.builds(
@@ -276,21 +278,25 @@ def index_events(draw):
 
 def model(events: list[dict]) -> dict:
     """What the index means, computed the slow obvious way: per savepoint, its first creation and
-    the last event of each layer after it."""
+    the last event of each layer after it, up to a second creation with other content (after
+    which a line about it may be the other's)."""
     states = {}
+    first: dict = {}
+    recreated = set()
     for event in events:
         key = (event["instance"], event["sequence"])
         if event["event"] == savepoint_log.Event.SAVEPOINT_CREATED:
-            states.setdefault(
-                key,
-                {
+            if key not in states:
+                first[key] = event
+                states[key] = {
                     "hash": event["snapshot_hash"],
                     "layer_2": "PENDING",
                     "layer_3": "QUEUED_FOR_BLOCKCHAIN",
                     "commit": None,
-                },
-            )
-        elif key in states:
+                }
+            elif event != first[key]:
+                recreated.add(key)
+        elif key in states and key not in recreated:
             layer, state = event["event"].lower()[:7], event["event"][8:]  # LAYER_2_PUSHED: layer_2, PUSHED
             states[key][layer] = state
             if event["event"] == "LAYER_2_COMMITTED":

@@ -7,8 +7,10 @@ while the remote holds savepoints logs/ lacks. Everything through the installed 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from support import transcript_gen
-from support.commands import invoke, precompact, run_git
+from support.commands import PRECOMPACT, RUN_SECONDS, invoke, precompact, run_git
 from support.projects import Project, new_project, pushed_branch
 
 LACKING = "the remote holds 3 savepoint(s) that logs/ lacks: run `precompact restore`"
@@ -333,6 +335,77 @@ def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_t
     assert restored.returncode == 1, restored.stdout
     assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's (not overwritten)" in restored.stdout
     assert (project.logs / "precompact-savepoint.jsonl").read_bytes() == mine
+
+
+# `precompact restore` on a second machine whose check of the remote's snapshots (network time)
+# is the moment another session's compaction saves into logs/.
+_RESTORE_WHILE_A_SAVE_LANDS = """
+import subprocess, sys
+from precompact.ops import logs_restore
+checked, save = logs_restore._checked_bytes, [sys.argv[1], "savepoint", "--transcript", sys.argv[2]]
+def a_save_lands_meanwhile(*args, **kwargs):
+    subprocess.run(save, capture_output=True, check=False)
+    return checked(*args, **kwargs)
+logs_restore._checked_bytes = a_save_lands_meanwhile
+sys.argv = ["precompact", "restore"]
+from precompact.edges.command import main
+sys.exit(main())
+"""
+
+
+def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_restore_says_so(project, tmp_path):
+    """review9b F1: restore compares with logs/ again under the index lock: the savepoint the
+    hook wrote meanwhile took sequence 1, so the remote's #1..#3 are kept out (not appended on top
+    of it, its layer lines saying "pushed" in a commit that does not hold it), their snapshots
+    written for nothing are removed, and the one line says how to keep both."""
+    from precompact.local import savepoint_log
+
+    clone, env = _second_machine(project, tmp_path)
+    transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=clone, seed=11)
+    restored = subprocess.run(
+        [sys.executable, "-c", _RESTORE_WHILE_A_SAVE_LANDS, PRECOMPACT, str(transcript.path)],
+        cwd=clone,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's" in restored.stdout
+    assert savepoint_log.TWO_CHAINS_FIX in restored.stdout
+    lines = _index(clone / "logs")
+    [created] = [e for e in lines if e["event"] == "SAVEPOINT_CREATED"]
+    assert created["sequence"] == 1
+    assert not [e for e in lines if e["event"] == "LAYER_2_PUSHED"], lines
+    saved = sorted(p.name for p in (clone / "logs" / "precompact-saves").iterdir())
+    assert saved == [created["snapshot_file"].rsplit("/", 1)[1]]
+    [savepoint] = _status(clone, env)["savepoints"]
+    assert savepoint["layer_2"] != "PUSHED", savepoint
+
+
+def test_an_index_that_creates_a_savepoint_twice_is_said_by_status_and_fails_verify(project):
+    """An index written before restore re-read logs/ under the lock (or copied together from two
+    machines): the second SAVEPOINT_CREATED of #1 and the lines after it are not taken for #1's,
+    and both commands name it and the way to keep both."""
+    from precompact.local import savepoint_log
+
+    index = project.logs / "precompact-savepoint.jsonl"
+    [first] = [e for e in _index(project.logs) if e["event"] == "SAVEPOINT_CREATED" and e["sequence"] == 1]
+    other = {**first, "snapshot_hash": "sha256:" + "e" * 64, "session_id": "elsewhere"}
+    about = {"instance": first["instance"], "sequence": 1}
+    with index.open("a") as f:
+        for line in (other, {"event": "LAYER_2_COMMITTED", **about, "commit": "f" * 40, "branch": project.branch}):
+            f.write(json.dumps(line) + "\n")
+
+    status = precompact(project.path, "status")
+    assert status.returncode == 0
+    assert f"#1 (sha256:{first['snapshot_hash'][7:23]}) is created again by a later index line" in status.stderr
+    assert savepoint_log.TWO_CHAINS_FIX in status.stderr
+    assert _status(project.path)["savepoints"][0]["commit"] != "f" * 40
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 1, verify.stdout
+    assert f"is created again by a later index line with another snapshot (sha256:{'e' * 16})" in verify.stdout
 
 
 def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp_path):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
+import subprocess
 import threading
 import time
 
 import pytest
 
-from support.commands import precompact, wait_until
+from support.commands import PRECOMPACT, RUN_SECONDS, precompact, wait_until, worker_finished
 from support.mock_http import Exchange, MockServer
 from support.projects import full_document, new_project
 from support.transcript_gen import generate, payload
@@ -103,6 +105,63 @@ def test_a_snapshot_left_without_its_index_line_is_reported_then_removed_by_the_
     assert len(list(saves.glob("snapshot_*.json"))) == 2  # savepoint 1 and the new one
     doctor = precompact(project.path, "doctor")
     assert "✓ snapshots: every snapshot file has its index line" in doctor.stdout, doctor.stdout
+
+
+def test_a_torn_index_line_keeps_the_snapshots_no_line_names(tmp_path):
+    """A line that does not parse may be the one naming a snapshot (a writer killed mid-line):
+    while the index holds one, the next save removes no snapshot as unindexed."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    first = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert first.returncode == 0, first.stderr
+    assert wait_until(lambda: worker_finished(project.path), 60)  # it appends to the index too
+    saves = project.logs / "precompact-saves"
+    [indexed] = saves.glob("snapshot_*.json")
+    left = saves / "snapshot_2026-01-02T03-04-05Z_000002.json"
+    left.write_bytes(indexed.read_bytes())
+    an_hour_ago = time.time() - 3600
+    os.utime(left, (an_hour_ago, an_hour_ago))
+    with (project.logs / "precompact-savepoint.jsonl").open("a") as index:
+        index.write('{"event":"SAVEPOINT_CREATED","instance":"Trial","sequence":2,"prev_snapshot_hash":"sha256:2')
+    again = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert again.returncode == 0 and "saved as precompact savepoint 2" in again.stdout, again.stdout
+    assert left.exists()
+
+
+def test_an_index_line_the_disk_has_no_room_for_is_never_said_saved(tmp_path):
+    """review9b F2, on a real limit: a file-size limit just above the index (a full disk gives the
+    same short write; Python ignores SIGXFSZ, so the write comes short instead of killing it).
+    The hook says nothing was saved, logs it, and the index is as it was, with no torn line."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    first = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert first.returncode == 0, first.stderr
+    assert wait_until(lambda: worker_finished(project.path), 60)  # it writes to the index too
+    index = project.logs / "precompact-savepoint.jsonl"
+    with index.open("a") as f:  # the index is the largest file the save writes: the limit hits it alone
+        f.write('{"event":"PADDING"}\n' * 4_000)
+    before = index.read_bytes()
+    limit = len(before) + 64
+    other = generate(tmp_path / "t2.jsonl", 4_000, project=project.path, seed=8)
+
+    def a_file_size_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    done = subprocess.run(
+        [PRECOMPACT, "hook"],
+        input=json.dumps(payload("PreCompact", project.path, other.path)).encode(),
+        cwd=project.path,
+        capture_output=True,
+        preexec_fn=a_file_size_limit,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+    said = done.stdout.decode()
+    assert done.returncode == 0
+    assert said.startswith("precompact could not save the transcript before this compaction"), said
+    assert "saved as precompact savepoint" not in said
+    assert index.read_bytes() == before
+    assert "PreCompact:" in (project.logs / "precompact-errors.log").read_text()
 
 
 @pytest.mark.parametrize("event_name", ["PreCompact", "SessionEnd"])

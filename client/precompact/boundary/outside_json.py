@@ -104,8 +104,16 @@ def parse_json_standard(text: str | bytes):
         value = json.loads(text)
     except RecursionError:
         raise TooDeep from None
+    return repaired(value)
+
+
+def repaired(value):
+    """`value`, decoded by the standard library's json, with each lone surrogate U+FFFD
+    (`without_lone_surrogates`); TooDeep when nested deeper than MAX_DEPTH. For JSON decoded
+    before it was known to need it: a hook's input, most of whose events are answered from two
+    of its fields before anything of precompact is imported."""
     if not within_depth(value):
-        raise TooDeep from None
+        raise TooDeep
     return without_lone_surrogates(value)
 
 

@@ -745,6 +745,8 @@ def status(only, remote, signers, as_json) -> None:
         terminal.echo(
             f"warning: index lines {', '.join(map(str, bad_lines))} do not parse (run `precompact verify`)", err=True
         )
+    for recreated in (s for s in savepoints if s.recreated):
+        terminal.echo(f"warning: {api.recreated_notice(recreated)}", err=True)
 
 
 def _remote_status(loaded: configuration.Config, signers: tuple[str, ...], as_json: bool) -> None:
@@ -1291,6 +1293,7 @@ def restore(at_commit, as_json) -> None:
     index line's signature by your signing key, its snapshot's hash, its chunks, the links
     between savepoints) before anything is written; any mismatch refuses the whole restore."""
     from precompact import api
+    from precompact.local import savepoint_log
 
     loaded = _load()
     step = 0
@@ -1323,7 +1326,7 @@ def restore(at_commit, as_json) -> None:
         )
         if found.differing:
             terminal.echo(
-                f"✗ kept {len(found.differing)} savepoint(s) logs/ holds with other content than the remote's (not overwritten): {', '.join(found.differing)}"
+                f"✗ kept {len(found.differing)} savepoint(s) logs/ holds with other content than the remote's (not overwritten): {', '.join(found.differing)}; {savepoint_log.TWO_CHAINS_FIX}"
             )
         if found.unvouched:
             terminal.echo(

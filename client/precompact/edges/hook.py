@@ -189,6 +189,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     from pathlib import Path
 
     from precompact import api
+    from precompact.boundary import outside_json
     from precompact.config import settings as configuration
     from precompact.ops.compaction import ERRORS_LOG
 
@@ -203,7 +204,11 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         if ignored:
             api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))
     try:
-        result = _handlers(agent)[event](payload, configuration.load(root), agent)
+        # The agent's text may hold a lone surrogate escape (JavaScript's JSON.stringify writes
+        # one for a string cut inside an emoji), which no snapshot or index line can hold: it is
+        # repaired here, as the transcript readers repair theirs, before any handler sees it.
+        text = outside_json.repaired(payload)
+        result = _handlers(agent)[event](text, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here

@@ -14,6 +14,7 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -144,17 +145,39 @@ def _line(event: dict) -> bytes:
 
 
 def _append_durably(logs: Path, data: bytes) -> None:
-    """Appends whole lines to the index and fsyncs them. Call with the lock held."""
+    """Appends whole lines to the index and fsyncs them, or none of them: on any failure (a full
+    disk writes part of a line and says so only at the next write) the index is cut back to the
+    size it had and the error raised, so no caller says "saved" of a line that is not there.
+    Call with the lock held."""
     fd = logs_dir.open_file(logs, INDEX_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         # A crash can leave a torn last line; start on a fresh line so it stays one bad line.
         size = os.fstat(fd).st_size
         if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
-        os.write(fd, data)
-        os.fsync(fd)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            # Cut back even when interrupted (a signal, Ctrl-C): a torn line would hide the
+            # snapshot it names, which the next savepoint then removes as unindexed.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written: a write may write only part of what it is given
+    (a full disk, a file-size limit) and say so by its count alone."""
+    left = memoryview(data)
+    while left:
+        written = os.write(fd, left)
+        if written == 0:
+            raise OSError(errno.ENOSPC, f"the index took no more bytes ({len(left)} of {len(data)} unwritten)")
+        left = left[written:]
 
 
 def utc_timestamp() -> str:
@@ -369,6 +392,9 @@ class Savepoint(Record):
     pruned: bool = False  # the local copy was removed on purpose; git holds it
     # The SAVEPOINT_SIGNED lines about it, unchecked (verifier.signed checks them).
     signatures: list[LineSignature] = field(default_factory=list)
+    # The hashes later SAVEPOINT_CREATED lines of its (instance, sequence) state, with other
+    # content: refused (`fold`), and said (`recreated_notice`).
+    recreated: list[str] = field(default_factory=list)
 
     @property
     def written_here(self) -> bool:
@@ -542,10 +568,9 @@ def restored_lines(
 def append_restored(logs: Path, lines: Iterable[dict]) -> None:
     """Appends lines `precompact restore` checked, as they are: a SAVEPOINT_CREATED line keeps
     the tag it came with instead of getting this machine's (this machine did not write it).
-    One lock and one fsync for all."""
-    data = b"".join(_line(line) for line in lines)
-    with locked(logs, 10.0):
-        _append_durably(logs, data)
+    One fsync for all. Call with the lock held, after reading logs/ again under it: a hook may
+    have saved since restore first read it."""
+    _append_durably(logs, b"".join(_line(line) for line in lines))
 
 
 def fold(events: list[dict]) -> list[Savepoint]:
@@ -557,11 +582,16 @@ def fold(events: list[dict]) -> list[Savepoint]:
         if not isinstance(sequence, int) or not isinstance(instance, str):
             continue
         kind = event.get("event")
-        if kind == Event.SAVEPOINT_CREATED:
-            by_key.setdefault((instance, sequence), Savepoint(sequence=sequence, created=event))
-            continue
         savepoint = by_key.get((instance, sequence))
-        if savepoint is None:
+        if kind == Event.SAVEPOINT_CREATED:
+            if savepoint is None:
+                by_key[(instance, sequence)] = Savepoint(sequence=sequence, created=event)
+            elif event != savepoint.created:
+                savepoint.recreated.append(_stated_hash(event))
+            continue
+        # After a second SAVEPOINT_CREATED with other content, a line about (instance, sequence)
+        # may be the other's (a commit that holds the other snapshot): none is applied to the first.
+        if savepoint is None or savepoint.recreated:
             continue
         if kind in _LAYER_2_EVENTS:
             savepoint.layer_2 = _LAYER_2_EVENTS[kind]
@@ -591,6 +621,30 @@ def fold(events: list[dict]) -> list[Savepoint]:
             layer = "layer_2" if kind == Event.LAYER_2_FAILED else "layer_3"
             savepoint.failures.append(Failure(layer, str(event.get("reason", "unknown reason"))))
     return list(by_key.values())
+
+
+def _stated_hash(event: dict) -> str:
+    stated = event.get("snapshot_hash")
+    return stated.removeprefix("sha256:") if isinstance(stated, str) else ""
+
+
+# What the user does when logs/ holds two chains of one instance (a savepoint written here while
+# another machine's came in): the remote's chain back whole, then this machine's sessions saved
+# again on top of it from their transcripts.
+TWO_CHAINS_FIX = (
+    "to keep both, move logs/ out of the project (it keeps this machine's snapshots), run "
+    "`precompact restore`, then `precompact import` (`--agent` for another agent's sessions) to "
+    "save this machine's sessions again on top"
+)
+
+
+def recreated_notice(savepoint: Savepoint) -> str:
+    """What `status` and `verify` say of a savepoint the index creates again with other content."""
+    others = ", ".join(f"sha256:{stated[:16]}" for stated in savepoint.recreated)
+    return (
+        f"{savepoint.instance} #{savepoint.sequence} (sha256:{savepoint.snapshot_hash[:16]}) is created again by a "
+        f"later index line with another snapshot ({others}): no line about it after that is taken; {TWO_CHAINS_FIX}"
+    )
 
 
 def of_instance(folded: list[Savepoint], instance: str) -> list[Savepoint]:

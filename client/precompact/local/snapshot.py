@@ -47,8 +47,9 @@ FORMAT_VERSION = 2
 SAVES_DIR = logs_dir.SAVES_DIR
 INDEX_LOCK_TIMEOUT_SECONDS = 10.0
 # A snapshot file no index line names is removed by the next save once it is this old: a save
-# killed between the rename and its index line left it; `precompact restore` also writes
-# snapshots just before their lines, outside the index lock, and must not lose one to a hook.
+# killed between the rename and its index line, or whose line the disk had no room for (said
+# "not saved"), left it; `precompact restore` also writes snapshots just before their lines,
+# outside the index lock (and removes those it then does not append).
 UNINDEXED_SNAPSHOT_SECONDS = 600
 # Savepoints a hook could not write (the index lock busy past INDEX_LOCK_TIMEOUT_SECONDS), left
 # for the worker, which waits up to QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody.
@@ -459,7 +460,9 @@ def create_savepoint(
             # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
             for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
                 os.unlink(stale, dir_fd=saves)
-            for unindexed in _unindexed(saves, index.savepoints):
+            # A line that does not parse may be the one naming it (torn by a crash): none is
+            # removed then (`doctor` names them, `verify` the line).
+            for unindexed in [] if index.bad_lines else _unindexed(saves, index.savepoints):
                 if (
                     os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
                     < time.time() - UNINDEXED_SNAPSHOT_SECONDS

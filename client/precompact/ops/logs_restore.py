@@ -291,50 +291,79 @@ def _restored_into(
     """Checks every savepoint of `remote` (the index copy at `tip`) `key` or this machine's tag
     vouches for, then writes into `logs` what it lacks."""
     found = Restored(signer=key, commit=tip, branch=branch)
-    local = {(s.instance, s.sequence): s for s in savepoint_log.savepoints(logs)}
-    vouched = _vouched(remote, key, found)
-    wanted: list[tuple[savepoint_log.Savepoint, str]] = []
-    forked: set[str] = set()
-    for savepoint, root in vouched:
-        held = local.get((savepoint.instance, savepoint.sequence))
-        if held is None:
-            wanted.append((savepoint, root))
-        elif held.snapshot_hash == savepoint.snapshot_hash:
-            found.present += 1
-        else:
-            forked.add(savepoint.instance)
-            found.differing.append(
-                f"{savepoint.instance} #{savepoint.sequence} (logs/ holds sha256:{held.snapshot_hash[:16]}, the remote sha256:{savepoint.snapshot_hash[:16]})"
-            )
-    # An instance logs/ numbers differently (savepoints written after logs/ was lost) keeps its
-    # own chain: the remote's would not link to it.
-    for savepoint, _ in wanted:
-        if savepoint.instance in forked:
-            found.differing.append(
-                f"{savepoint.instance} #{savepoint.sequence} (its instance's chain in logs/ differs)"
-            )
-    wanted = [(s, root) for s, root in wanted if s.instance not in forked]
+    held = _held(logs)
+    wanted = _lacking(_vouched(remote, key, found), held, held, found)
     snapshots, fetched = _checked_bytes(repo, target, tip, logs, wanted, progress)
     added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
-    lines = []
-    for (savepoint, _), data in zip(wanted, snapshots):
+    written: list[tuple[tuple[savepoint_log.Savepoint, str], bool]] = []
+    for (savepoint, root), data in zip(wanted, snapshots):
         existing = logs_dir.read_snapshot(logs, savepoint.snapshot_file, savepoint.sequence)
         if existing is not None and existing != data:
             found.differing.append(f"{savepoint.instance} #{savepoint.sequence} ({savepoint.snapshot_file} differs)")
             continue
         if existing is None:
             logs_dir.write_atomic(logs, logs_dir.within(savepoint.snapshot_file), data)
-        commit = added.get(savepoint.snapshot_file, tip)
-        good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
-        # The branch Layer 2 commits the instance's next savepoints to, on top of this commit.
-        lines += savepoint_log.restored_lines(savepoint, good, commit, target.branch, remote_name)
-        found.restored.append(savepoint)
+        written.append(((savepoint, root), existing is None))
     for data in fetched:
         chunks.store(logs, data)
     found.chunks = len(fetched)
-    if lines:
-        savepoint_log.append_restored(logs, lines)
+    # Compared with logs/ again under the index lock, and appended under it: a hook that saved
+    # while restore fetched took the next sequence of logs/ as it was, and the remote's lines
+    # would land on its savepoint (its layer lines, "pushed" in a commit that does not hold it).
+    with savepoint_log.locked(logs, 10.0):
+        now = _held(logs)
+        kept = {(s.instance, s.sequence) for s, _ in _lacking([pair for pair, _ in written], now, held, found)}
+        lines = []
+        for (savepoint, _), wrote in written:
+            if (savepoint.instance, savepoint.sequence) not in kept:
+                if wrote and savepoint.snapshot_file not in {s.snapshot_file for s in now.values()}:
+                    logs_dir.remove(logs, logs_dir.within(savepoint.snapshot_file))
+                continue
+            commit = added.get(savepoint.snapshot_file, tip)
+            good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
+            # The branch Layer 2 commits the instance's next savepoints to, on top of this commit.
+            lines += savepoint_log.restored_lines(savepoint, good, commit, target.branch, remote_name)
+            found.restored.append(savepoint)
+        if lines:
+            savepoint_log.append_restored(logs, lines)
     return found
+
+
+Held = dict[tuple[str, int], savepoint_log.Savepoint]
+
+
+def _held(logs: Path) -> Held:
+    return {(s.instance, s.sequence): s for s in savepoint_log.savepoints(logs)}
+
+
+def _lacking(
+    candidates: list[tuple[savepoint_log.Savepoint, str]], held: Held, before: Held, found: Restored
+) -> list[tuple[savepoint_log.Savepoint, str]]:
+    """The candidates logs/ (`held`) lacks, counting those it holds the same as `present` and
+    naming those it holds with other content in `differing`. An instance logs/ numbers
+    differently (savepoints written after logs/ was lost), or that gained a savepoint since
+    restore first read logs/ (`before`: a hook saved meanwhile), keeps its own chain: the
+    remote's would not link to it."""
+    lacking: list[tuple[savepoint_log.Savepoint, str]] = []
+    candidate = {(s.instance, s.sequence) for s, _ in candidates}
+    forked = {instance for instance, sequence in held.keys() - before.keys() - candidate}
+    for savepoint, root in candidates:
+        mine = held.get((savepoint.instance, savepoint.sequence))
+        if mine is None:
+            lacking.append((savepoint, root))
+        elif mine.snapshot_hash == savepoint.snapshot_hash:
+            found.present += 1
+        else:
+            forked.add(savepoint.instance)
+            found.differing.append(
+                f"{savepoint.instance} #{savepoint.sequence} (logs/ holds sha256:{mine.snapshot_hash[:16]}, the remote sha256:{savepoint.snapshot_hash[:16]})"
+            )
+    for savepoint, _ in lacking:
+        if savepoint.instance in forked:
+            found.differing.append(
+                f"{savepoint.instance} #{savepoint.sequence} (its instance's chain in logs/ differs)"
+            )
+    return [(s, root) for s, root in lacking if s.instance not in forked]
 
 
 def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSignature) -> savepoint_log.Savepoint:

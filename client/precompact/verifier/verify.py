@@ -108,6 +108,10 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
             Finding(None, "index", f"line {number} of {savepoint_log.INDEX_NAME} does not parse (edited or torn)")
         )
     folded = index.savepoints
+    for recreated in (s for s in folded if s.recreated):
+        report.findings.append(
+            Finding(recreated.sequence, "index", savepoint_log.recreated_notice(recreated), recreated.instance)
+        )
     remote, problem = GitEvidence.of(config) if config.git_layer else (None, None)
     if problem is not None:
         report.findings.append(Finding(None, "layer 2", problem))
