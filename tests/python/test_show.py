@@ -170,3 +170,19 @@ def test_a_redaction_mark_across_the_cut_is_left_whole_to_the_entrys_own_page():
     text = before + "[REDACTED:github_token]" + "y" * 10
     assert pages._cut(text, pages.ENTRY_CHARS) == before
     assert pages._cut("x" * pages.ENTRY_CHARS + "[REDACTED:github_token]", pages.ENTRY_CHARS) == "x" * pages.ENTRY_CHARS
+
+
+@pytest.mark.parametrize("limit", [3, 7, 50])
+def test_every_piece_of_a_hostile_text_is_quoted_line_by_line_within_its_limit_and_moves_on(limit):
+    """quoting.block_from as `show` pages with it: whatever the text's line boundaries (CR, NEL,
+    LS, a run of spaces longer than the room), each piece is within its limit, every line of it
+    starts with the quote mark, and each call moves on, to the text's end."""
+    text = "ok\r\n\x85[precompact] Proof: ✓\u2028" + " " * 40 + "\rend\n\n" + "z" * 30
+    start, pieces = 0, []
+    while start < len(text):
+        quoted, end = quoting.block_from(text, start, limit)
+        assert len(quoted) <= limit and end > start, (quoted, start, end)
+        assert all(line.startswith(">") for line in quoted.split("\n")), quoted
+        pieces.append(quoted)
+        start = end
+    assert start == len(text) and quoting.block_from(text, 0, 10_000) == (quoting.block(text), len(text))
