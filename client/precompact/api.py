@@ -9,7 +9,7 @@ more than its whole budget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -666,19 +666,22 @@ def update_recall(config: Config, rebuild: bool = False) -> fulltext.Update:
     return recollection.update(config.logs, config.instance, rebuild=rebuild, signer=signed.configured_key(config))
 
 
-def show(config: Config, ref: str, instance: str | None = None) -> list[fulltext.Entry]:
-    """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST) names."""
+def show(config: Config, ref: str, instance: str | None = None) -> fulltext.Shown:
+    """The saved entries a recall reference (SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, either with
+    @OFFSET) names, read as they are iterated."""
     from precompact.recall import fulltext as recollection
     from precompact.verifier import signed
 
     return recollection.show(config.logs, instance or config.instance, ref, signer=signed.configured_key(config))
 
 
-def render(entries: list[fulltext.Entry]) -> str:
-    """Saved entries as text for the model or the user, every line of them quoted."""
+def render(shown: fulltext.Shown, budget: int | None = None) -> Iterator[str]:
+    """Saved entries as text for the model or the user, a block each, every line of their text
+    quoted; with `budget`, at most that many characters, a cut entry saying which reference
+    shows the rest."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.render(entries)
+    return recollection.rendered(shown, budget)
 
 
 def recall_from(

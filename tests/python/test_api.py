@@ -221,8 +221,9 @@ def test_recall_finds_the_saved_entry_that_holds_the_words(project, transcript):
     wanted = [r for r in transcript.requests if "explain the failure" in r]
     assert sorted(hit.excerpt for hit in results.hits) == sorted(wanted)
     first = results.hits[0]
-    [shown] = api.show(config, first.ref)
-    assert first.excerpt in api.render([shown])
+    shown = api.show(config, first.ref)
+    [entry] = shown
+    assert first.excerpt in entry.text and first.excerpt in "".join(api.render(shown))
     assert not api.recall(config, "pangolin").hits
 
 

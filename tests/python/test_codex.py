@@ -95,12 +95,19 @@ def test_resurrect_uncompact_writes_a_rollout_codex_resumes_whole(setup):
     wait_for_worker(setup.project)
     original = session.rollout(thread)
     before = original.read_bytes()
+    # The thread resumed is a second uncompact's: it shares no id with the first's (review9a F2
+    # found OpenCode's did, and skipped them).
+    first = setup.precompact("resurrect", "--uncompact")
+    assert first.returncode == 0, first.stderr
     done = setup.precompact("resurrect", "--uncompact")
     assert done.returncode == 0, done.stderr
     command = done.stdout.splitlines()[-1]
     assert command.startswith("codex resume ")
     new_thread = command.split()[-1]
-    assert new_thread != thread and session.rollout(new_thread).parent.parent.parent.parent == original.parents[3]
+    assert (
+        new_thread not in (thread, first.stdout.splitlines()[-1].split()[-1])
+        and session.rollout(new_thread).parent.parent.parent.parent == original.parents[3]
+    )
 
     asked = len(mock.requests)
     assert session.run("Carry on from before the compaction.", resume=new_thread) == new_thread

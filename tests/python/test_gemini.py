@@ -83,6 +83,10 @@ def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
     session.run("Now parse the rest. [[run:more]]", resume=True)
     assert any(is_compression(r) for r in mock.requests)
     wait_for_worker(setup.project)
+    # The session resumed is a second uncompact's: it shares no id with the first's (review9a F2
+    # found OpenCode's did, and skipped them).
+    first = setup.precompact("resurrect", "--uncompact")
+    assert first.returncode == 0, first.stderr
     # A resumed run that starts in a later minute adds a stub file of the same session.
     before = {path: path.read_bytes() for path in session.chat_files()}
     done = setup.precompact("resurrect", "--uncompact")
@@ -90,6 +94,7 @@ def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
     command = done.stdout.splitlines()[-1]
     assert command.startswith("gemini --resume ")
     new_id = command.split()[-1]
+    assert new_id != first.stdout.splitlines()[-1].split()[-1]
     [written] = [p for p in session.chat_files() if p not in before]
     assert written.name.endswith(f"-{new_id[:8]}.jsonl") and written.parent == next(iter(before)).parent
 

@@ -32,7 +32,7 @@ def loaded(tmp_path):
         ("recall", {"query": 3}, "`query` must be a string"),
         ("show", {"ref": "1:1\n"}, '`ref` "1:1\\n" is not of the form'),
         ("show", {"ref": "١:١"}, '`ref` "١:١" is not of the form'),
-        ("show", {"ref": "1:1", "from": "Bob #1"}, 'show takes no "from"; it takes ref, instance'),
+        ("show", {"ref": "1:1", "from": "Bob #1"}, 'show takes no "from"; it takes ref, budget, instance'),
         ("savepoints", {"all": True}, 'savepoints takes no "all"; it takes no arguments'),
         ("delete", {}, 'no tool "delete"; the tools are recall, show, savepoints'),
     ],

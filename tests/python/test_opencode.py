@@ -123,16 +123,25 @@ def test_import_archives_the_sessions_opencode_holds_once(setup):
     assert json.loads(found.stdout)["hits"], found.stdout
 
 
-def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_history(setup):
+def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_history_every_time(setup):
     session, mock = setup.session, setup.session.mock
     session.run(FIRST)
     wait_for_worker(setup.project)
-    written = setup.precompact("resurrect", "--uncompact", "--json")
-    assert written.returncode == 0, written.stdout + written.stderr
-    result = json.loads(written.stdout)
-    assert result["command"] == f"opencode import {result['path']} && opencode --session {result['session_id']}"
-    imported = session.opencode("import", result["path"])
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    results = []
+    for _ in range(2):
+        written = setup.precompact("resurrect", "--uncompact", "--json")
+        assert written.returncode == 0, written.stdout + written.stderr
+        result = json.loads(written.stdout)
+        assert result["command"] == f"opencode import {result['path']} && opencode --session {result['session_id']}"
+        imported = session.opencode("import", result["path"])
+        assert imported.returncode == 0, imported.stdout + imported.stderr
+        results.append(result)
+    # OpenCode skips a message whose id it holds: the second import once opened empty (review9a F2).
+    exported = [_exported_texts(session, r["session_id"]) for r in results]
+    assert exported[0] == exported[1], exported
+    assert any("Build the header parser. [[run:work]]" in text for text in exported[0]), exported
+    assert any(PHRASE in text for text in exported[0]), "the tool output from before the compaction"
+    result = results[1]
 
     asked = len(mock.requests)
     assert session.run("What did the echo say?", session=result["session_id"]) == result["session_id"]
@@ -141,6 +150,15 @@ def test_uncompact_writes_a_session_opencode_imports_and_resumes_with_the_whole_
     assert PHRASE in sent, "the tool output from before the compaction is sent again"
     assert "Build the header parser. [[run:work]]" in sent
     assert setup.script.summary not in sent and BRIEF_START not in sent, "no summary, no brief: the whole history"
+
+
+def _exported_texts(session: opencode_cli.Session, session_id: str) -> list[str]:
+    """The text of each part of each message `opencode export` gives of a session (a tool's output
+    as its part states it)."""
+    done = session.opencode("export", session_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    messages = json.loads(done.stdout[done.stdout.index("{") :])["messages"]
+    return [json.dumps(part.get("text") or part.get("state") or "") for m in messages for part in m["parts"]]
 
 
 # What OpenCode shows for a plugin: a toast (`client.tui.showToast`) reaches the TUI as the bus

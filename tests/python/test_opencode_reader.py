@@ -7,6 +7,7 @@ is not there, a file that is not a database."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -297,3 +298,43 @@ def test_import_says_an_unreadable_database_is_unreadable_not_that_it_holds_no_s
     assert "session(s) found" not in done.stdout + done.stderr
     as_json = precompact(project.path, "import", "--agent", "opencode", "--json", env=environ)
     assert as_json.returncode == 1 and str(path) in json.loads(as_json.stdout)["error"]
+
+
+def test_each_uncompact_of_a_savepoint_writes_ids_no_other_uncompact_wrote_in_the_order_of_the_history(tmp_path):
+    """OpenCode skips a message or part whose id it already holds: two uncompacts of one savepoint
+    (or of a later one of the same session) that wrote the same ids left the second session empty
+    (review9a F2). The ids keep the old ones' time digits, then sort in the history's order."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    # Ids shaped as OpenCode makes them; two messages share their time digits, so only what
+    # follows the time keeps them in order.
+    ids = {
+        "msg": ["msg_19a0b0c0d0e1zzzzzzzzzzzzzz", "msg_19a0b0c0d0e2AAAAAAAAAAAAAA", "msg_19a0b0c0d0e2BBBBBBBBBBBBBB"],
+        "prt": ["prt_19a0b0c0d0e1zzzzzzzzzzzzzz", "prt_19a0b0c0d0e2AAAAAAAAAAAAAA", "prt_19a0b0c0d0e2zzzzzzzzzzzzzy"],
+    }
+    texts = ["Fix the cart rounding", "Looking at cart.py", "Rounded half to even now"]
+    parts = [(ids["msg"][0], ids["prt"][0], json.dumps({"type": "text", "text": texts[0]}))]
+    parts += [(ids["msg"][1], p, json.dumps({"type": "text", "text": t})) for p, t in zip(ids["prt"][1:], texts[1:])]
+    parts.append((ids["msg"][2], "prt_19a0b0c0d0e300000000000000", json.dumps({"type": "text", "text": "Thanks"})))
+    path = database(tmp_path / "opencode.db", parts, directory=str(project.path))
+    payload = {
+        "hook_event_name": "PreCompact",
+        "session_id": SESSION,
+        "transcript_path": str(path),
+        "cwd": str(project.path),
+    }
+    assert precompact(project.path, "hook", "--agent", "opencode", stdin=payload).returncode == 0
+
+    written = []
+    for _ in range(2):
+        done = precompact(project.path, "uncompact", "--json", home=tmp_path / "home")
+        assert done.returncode == 0, done.stdout + done.stderr
+        written.append(json.loads(Path(json.loads(done.stdout)["path"]).read_text()))
+    message_ids = [[m["info"]["id"] for m in session["messages"]] for session in written]
+    part_ids = [[p["id"] for m in session["messages"] for p in m["parts"]] for session in written]
+    assert not set(message_ids[0]) & set(message_ids[1]) and not set(part_ids[0]) & set(part_ids[1])
+    assert written[0]["info"]["id"] != written[1]["info"]["id"]
+    for session, messages, held in zip(written, message_ids, part_ids):
+        assert [p["text"] for m in session["messages"] for p in m["parts"]] == [*texts, "Thanks"]
+        assert messages == sorted(messages) and held == sorted(held), "OpenCode orders a session by its ids"
+        assert [m[4:16] for m in messages] == [m[4:16] for m in ids["msg"]], "the time digits kept"
+        assert all(re.fullmatch(r"(msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}", i) for i in messages + held)

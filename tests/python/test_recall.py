@@ -299,8 +299,8 @@ def test_an_entry_a_later_savepoint_holds_again_is_indexed_once(tmp_path, monkey
         held_again = index.execute("SELECT savepoint, position, entry FROM holds ORDER BY savepoint, position")
         assert held_again.fetchall() == [(2, 1, 2), (2, 2, 3), (2, 3, 4)], "a row only for each entry held again"
     first, second = (
-        recall.show(project.logs, project.instance, "1:1-4"),
-        recall.show(project.logs, project.instance, "2:1-7"),
+        list(recall.show(project.logs, project.instance, "1:1-4")),
+        list(recall.show(project.logs, project.instance, "2:1-7")),
     )
     assert [e.raw for e in second] == [e.raw for e in first[1:]] + [
         json.loads(line) for line in talk.path.read_bytes().splitlines()[3:]
@@ -622,7 +622,7 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
         "tool",
         "agent",
     }
-    assert schema["show"]["required"] == ["ref"] and set(schema["show"]["properties"]) == {"ref", "instance"}
+    assert schema["show"]["required"] == ["ref"] and set(schema["show"]["properties"]) == {"ref", "budget", "instance"}
     text = [a.content[0].text for a in answers]
     assert [a.is_error for a in answers] == [False, False, False, False, True, True]
     assert PHRASE in text[0] and len(text[0]) <= 800

@@ -345,7 +345,7 @@ def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_pat
     assert last.endswith("page=last") and client.get(last).text == second
     shown = [*pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 1).entries]
     shown += pages.conversation_page(loaded, pages.Histories(), "Shop #1", 1, 2).entries
-    printed = recall.show(loaded.logs, "Shop #1", f"1:1-{len(shown)}")
+    printed = list(recall.show(loaded.logs, "Shop #1", f"1:1-{len(shown)}"))
     assert [(e.position, e.role, e.tool, "".join(p.text for p in e.pieces)) for e in shown] == [
         (e.position, e.role, e.tool, e.text) for e in printed
     ]

@@ -58,6 +58,32 @@ def block(text: str, limit: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def block_from(text: str, start: int, limit: int) -> tuple[str, int]:
+    """`text` from character `start` as quoted lines (`block`'s form), as much as fits `limit`
+    characters, and where in `text` what is quoted ends (`len(text)`: its end). Reads at most
+    `limit` characters of `text` (a quoted line is as long as what it quotes, spaces it strips at
+    a line's end aside), so a text of any size is never copied whole. A line that does not fit is
+    cut where the room ends."""
+    piece = text[start : start + limit]
+    lines: list[str] = []
+    used = 0
+    end = start
+    for line in piece.splitlines(keepends=True) or [""]:
+        content = (line.splitlines() or [""])[0]
+        quoted = (PREFIX + content).rstrip(" ") if content else PREFIX.rstrip()
+        cost = len(quoted) + (1 if lines else 0)
+        if used + cost > limit:
+            room = limit - used - (1 if lines else 0) - len(PREFIX)
+            if room > 0:
+                lines.append((PREFIX + content[:room]).rstrip(" "))
+                end += room
+            break
+        lines.append(quoted)
+        used += cost
+        end += len(line)
+    return "\n".join(lines), end
+
+
 def inline(text: str) -> str:
     """`text` as a one-line JSON string literal: quoted, with every line boundary escaped."""
     literal = json.dumps(text, ensure_ascii=False)

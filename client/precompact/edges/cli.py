@@ -1496,17 +1496,29 @@ def _recall_everywhere(query, budget, since, role, tool, agent, as_json) -> None
     type=click.Path(file_okay=False, path_type=Path),
     help="The project the savepoint is in, when recall --everywhere named another one (one `precompact projects` lists).",
 )
+@click.option(
+    "--budget",
+    type=click.IntRange(1_000, 50_000),  # recall.fulltext.SHOW_BUDGET_BOUNDS (the CLI loads no recall to start)
+    help="At most this many characters (the MCP tool's way); a cut entry names the REF@OFFSET that continues. Default: whole.",
+)
 @_json_option("The entries as the snapshot holds them")
-def show(ref, instance, project, as_json) -> None:
-    """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall)."""
+def show(ref, instance, project, budget, as_json) -> None:
+    """Print saved entries whole: REF is SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST (from recall),
+    either with @OFFSET to start at that character of the first entry."""
     from precompact import api
 
+    if as_json and (budget is not None or "@" in ref):
+        raise click.UsageError("--json prints the entries whole, as saved: give it without --budget or @OFFSET")
     loaded = _load(instance) if project is None else _load_project(project, instance)
-    entries = api.show(loaded, ref)
+    shown = api.show(loaded, ref)
     if as_json:
-        _emit([e.raw for e in entries])
-    else:
-        terminal.echo(api.render(entries))
+        _emit([e.raw for e in shown])
+        return
+    # A block at a time: a range of big entries is never held whole.
+    for number, block in enumerate(api.render(shown, budget)):
+        if number:
+            terminal.echo("")
+        terminal.echo(block)
 
 
 @main.command()

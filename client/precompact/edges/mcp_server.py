@@ -30,7 +30,8 @@ from precompact.transcript import agents
 SERVER_NAME = "precompact"
 INSTRUCTIONS = (
     "Search the full conversation saved before each compaction of this project (precompact savepoints): "
-    "`recall` finds entries by words and prints references, `show` prints an entry whole, `savepoints` lists them."
+    "`recall` finds entries by words and prints references, `show` prints entries by reference (a long one in parts, "
+    "each naming the reference that continues it), `savepoints` lists them."
 )
 # What a tool answers outside every project, and to an argument naming another project.
 ACROSS_PROJECTS = (
@@ -87,11 +88,26 @@ TOOLS = [
     ),
     types.Tool(
         name="show",
-        description="Prints this project's saved conversation entries whole, by the reference recall gave: SAVEPOINT:ENTRY, or SAVEPOINT:FIRST-LAST for a range.",
+        description=(
+            "Prints this project's saved conversation entries by the reference recall gave: SAVEPOINT:ENTRY, or "
+            "SAVEPOINT:FIRST-LAST for a range, at most `budget` characters. An entry that does not fit is cut, and the "
+            "line under its header names the reference that continues it (SAVEPOINT:ENTRY@OFFSET: from that character)."
+        ),
         input_schema={
             "type": "object",
             "properties": {
-                "ref": {"type": "string", "pattern": r"^\d+:\d+(-\d+)?$", "description": "e.g. 3:142 or 3:140-145"},
+                "ref": {
+                    "type": "string",
+                    "pattern": r"^\d+:\d+(-\d+)?(@\d+)?$",
+                    "description": "e.g. 3:142, 3:140-145, or 3:142@6000 to continue a cut entry",
+                },
+                "budget": {
+                    "type": "integer",
+                    "minimum": recall.SHOW_BUDGET_BOUNDS[0],
+                    "maximum": recall.SHOW_BUDGET_BOUNDS[1],
+                    "default": recall.DEFAULT_BUDGET,
+                    "description": "At most this many characters.",
+                },
                 "instance": {
                     "type": "string",
                     "description": "Whose savepoint, when recall named another instance of this project.",
@@ -157,7 +173,8 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
         )
         return found.text(arguments.get("budget") or recall.DEFAULT_BUDGET)
     if name == "show":
-        return api.render(api.show(config, arguments["ref"], arguments.get("instance")))
+        shown = api.show(config, arguments["ref"], arguments.get("instance"))
+        return "\n\n".join(api.render(shown, arguments.get("budget") or recall.DEFAULT_BUDGET))
     return api.describe_savepoints(config)
 
 

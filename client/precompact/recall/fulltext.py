@@ -36,7 +36,7 @@ import re
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1641,8 +1641,15 @@ def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> 
     return f"{'…' if start > 0 else ''}{piece}{'…' if start + width < len(text) else ''}"
 
 
-_REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?")
+_REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?(?:@(\d+))?")
 MAX_SHOWN = 200
+# `show`'s budget of characters, when one is asked (the MCP tool's always is): at least room for
+# a header and some text, at most recall's ceiling.
+SHOW_BUDGET_BOUNDS = (1_000, 50_000)
+# A header longer than this (a tool's name of any length, quoted) is cut, so the budget holds.
+_HEADER_LIMIT = 300
+# Fewer characters of an entry's text than this left in the budget: it waits for the next call.
+_SHOWN_AT_LEAST = 200
 
 
 def as_shown(entry: object, text: str) -> str:
@@ -1652,16 +1659,34 @@ def as_shown(entry: object, text: str) -> str:
     return text or orjson.dumps(entry, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list[Entry]:
-    """The entries `ref` names (`S:N`, or `S:N-M` for a range) of savepoint S of `instance`,
-    whole, from the verified snapshot."""
+class Shown:
+    """The entries a reference names (`S:N`, `S:N-M`; `@OFFSET`: the first one's text from that
+    character on), read from their snapshots one at a time each time they are iterated, so a
+    range of big entries is never held whole."""
+
+    def __init__(
+        self, instance: str, sequence: int, first: int, last: int, offset: int, read: Callable[[], Iterator[Entry]]
+    ):
+        self.instance, self.sequence, self.first, self.last, self.offset = instance, sequence, first, last, offset
+        self._read = read
+
+    def __iter__(self) -> Iterator[Entry]:
+        return self._read()
+
+
+def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> Shown:
+    """The entries `ref` names (`S:N`, or `S:N-M` for a range, either with `@OFFSET`) of
+    savepoint S of `instance`, from the verified snapshot; the reference and the savepoint are
+    checked now, the entries read as they are iterated."""
     parsed = _REF.fullmatch(ref.strip())
     if parsed is None:
         raise WrongRequest(
-            f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them)"
+            f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them), "
+            "with @OFFSET to start at that character of the first entry"
         )
     sequence, first = int(parsed.group(1)), int(parsed.group(2))
     last = int(parsed.group(3) or first)
+    offset = int(parsed.group(4) or 0)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
         raise WrongRequest(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
     outcome = update(logs, instance, signer=signer)
@@ -1703,26 +1728,99 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> list
             "AND h.position BETWEEN ?1 AND ?2 ORDER BY 1",
             (first, last),
         ).fetchall()
-    snapshots = _Snapshots(logs, signer)
-    shown = []
-    for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
-        reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
-        if isinstance(reader, str):
-            raise RecallError(
-                f"entry {sequence}:{position} is in savepoint {holder_sequence} of {quoting.name(holder_instance)}, and {reader}; run `precompact verify`"
+
+    def read() -> Iterator[Entry]:
+        snapshots = _Snapshots(logs, signer)
+        for position, stamp, start, stop, role, tool, time, holder_instance, holder_sequence in rows:
+            reader = snapshots.reader(scope[(holder_instance, holder_sequence)], stamp)
+            if isinstance(reader, str):
+                raise RecallError(
+                    f"entry {sequence}:{position} is in savepoint {holder_sequence} of {quoting.name(holder_instance)}, and {reader}; run `precompact verify`"
+                )
+            raw = reader.entry_at((start, stop))
+            text = as_shown(raw, entry_facts(raw, {})[2])
+            yield Entry(instance, sequence, position, role, tool, time, text, raw)
+
+    return Shown(instance, sequence, first, last, offset, read)
+
+
+def render(shown: Shown, budget: int | None = None) -> str:
+    """`rendered`'s blocks as one text."""
+    return "\n\n".join(rendered(shown, budget))
+
+
+def rendered(shown: Shown, budget: int | None = None) -> Iterator[str]:
+    """`shown`'s entries as text for the model or the user, a block each (its header, then every
+    line of its text quoted), read one at a time. With `budget`, the blocks and the blank lines
+    between them hold at most that many characters: an entry that does not fit is cut, the line
+    under its header saying which characters are shown and the reference that shows the rest
+    (`S:N-M@OFFSET`); an entry past the budget is not read, and a last line says how many and
+    the reference that shows them. An entry shown from an offset says which characters too."""
+    used = 0
+    start = shown.offset
+    entries = iter(shown)
+    position = shown.first
+    while position <= shown.last:
+        if budget is not None and used and budget - used - 2 - _HEADER_LIMIT - _NOTES_ROOM < _SHOWN_AT_LEAST:
+            left = shown.last - position + 1
+            more = "entry" if left == 1 else "entries"
+            span = f"-{shown.last}" if shown.last > position else ""
+            yield f"({left} more {more} not shown within the budget; `show {shown.sequence}:{position}{span}` continues)"
+            return
+        entry = next(entries, None)
+        if entry is None:
+            return
+        position = entry.position + 1
+        total = len(entry.text)
+        if start and start >= total:
+            raise WrongRequest(
+                f"entry {entry.sequence}:{entry.position} holds {total} characters: give an offset below {total}"
             )
-        raw = reader.entry_at((start, stop))
-        text = as_shown(raw, entry_facts(raw, {})[2])
-        shown.append(Entry(instance, sequence, position, role, tool, time, text, raw))
-    return shown
+        header = Hit(entry.instance, entry.sequence, entry.position, entry.role, entry.tool, entry.time, "").header()
+        if budget is None:
+            yield _block(header, _end_note(start, total) if start else None, quoting.block(entry.text[start:]))
+            start = 0
+            continue
+        if len(header) > _HEADER_LIMIT:
+            header = header[: _HEADER_LIMIT - len(quoting.CUT_MARK)] + quoting.CUT_MARK
+        separator = 2 if used else 0
+        room = budget - used - separator - len(header) - _NOTES_ROOM
+        quoted, end = quoting.block_from(entry.text, start, room)
+        if end < total:
+            note: str | None = _cut_note(start, end, total, _ref(entry, shown.last, end))
+        else:
+            note = _end_note(start, total) if start else None
+        block = _block(header, note, quoted)
+        used += separator + len(block)
+        yield block
+        if end < total:
+            return
+        start = 0
 
 
-def render(entries: Iterable[Entry]) -> str:
-    blocks = []
-    for entry in entries:
-        hit = Hit(entry.instance, entry.sequence, entry.position, entry.role, entry.tool, entry.time, "")
-        blocks.append(f"{hit.header()}\n{quoting.block(entry.text)}")
-    return "\n\n".join(blocks)
+def _ref(entry: Entry, last: int, offset: int) -> str:
+    """The reference that shows from `entry`'s character `offset` to entry `last`."""
+    span = f"-{last}" if last > entry.position else ""
+    return f"{entry.sequence}:{entry.position}{span}@{offset}"
+
+
+def _cut_note(start: int, end: int, total: int, continuing: str) -> str:
+    return f"(characters {start} to {end} of {total} shown; `show {continuing}` continues)"
+
+
+def _end_note(start: int, total: int) -> str:
+    return f"(characters {start} to {total} of {total}: the end of the entry)"
+
+
+_BIG = 10**20  # past any entry's place, size or savepoint's number
+_NOTE_LIMIT = len(_cut_note(_BIG, _BIG, _BIG, f"{_BIG}:{_BIG}-{_BIG}@{_BIG}"))
+# Kept in the budget beside an entry's header and text: the line breaks around its text, its note
+# and the last line saying what is left (the one after a blank line).
+_NOTES_ROOM = 1 + (_NOTE_LIMIT + 1) + (2 + _NOTE_LIMIT)
+
+
+def _block(header: str, note: str | None, quoted: str) -> str:
+    return f"{header}\n{note}\n{quoted}" if note else f"{header}\n{quoted}"
 
 
 def describe_savepoints(config: Config, instance: str) -> str:

@@ -25,7 +25,9 @@ acknowledgement; Gemini 0.61.0 reopens it with `gemini --resume <id>` in the ses
 An OpenCode savepoint (transcript/opencode.py keeps the session's record and each message and
 part whole) is written as a file `opencode import` reads (the shape `opencode export` writes:
 `{info, messages: [{info, parts}]}`), in precompact's state directory: a new session id and new
-message and part ids (OpenCode skips ids it already holds), the history before the savepoint's
+message and part ids, each uncompact's own (OpenCode skips ids it already holds, so a second
+uncompact of the same savepoint, or of a later one of the same session, would otherwise open
+without every message the first one wrote), the history before the savepoint's
 compaction without the messages of earlier compactions (the compaction request, the summary,
 the synthetic "Continue"). OpenCode 1.18.33 reopens it with `opencode --session <id>` after
 `opencode import <file>`, and sends the model the whole history.
@@ -33,6 +35,7 @@ the synthetic "Continue"). OpenCode 1.18.33 reopens it with `opencode --session 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
@@ -252,7 +255,10 @@ def _gemini(found: Resurrection, cwd: str, home: Path | None) -> Uncompacted:
 # OpenCode's ids: a prefix, 12 hex digits of time, 14 base-62 characters.
 _OPENCODE_ID = re.compile(r"^(?:ses|msg|prt)_([0-9a-f]{12})[0-9A-Za-z]{14}$")
 _NO_TOKENS = {"total": 0, "input": 0, "output": 0, "reasoning": 0, "cache": {"write": 0, "read": 0}}
+# In ASCII order, so fixed-width base-62 numbers sort as their values do.
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# An id's 14 characters after its time: the uncompact's random run, then the id's place.
+_RUN_LENGTH, _ORDER_LENGTH = 7, 7
 
 
 def _opencode(found: Resurrection, cwd: str) -> Uncompacted:
@@ -276,12 +282,16 @@ def _opencode(found: Resurrection, cwd: str) -> Uncompacted:
     kept = {mid: held for mid, held in messages.items() if not _of_a_compaction(*held)}
     if session is None or not any(message.get("role") == "user" for message, _ in kept.values()):
         raise ResurrectError(f"savepoint {s.sequence} holds no OpenCode conversation; nothing was written")
-    session_id = _opencode_id("ses", session.get("id"), secrets.token_hex(7))
+    session_id = f"ses_{_time_digits(session.get('id'))}{secrets.token_hex(7)}"
+    # One random run for every message and part id of this uncompact: OpenCode skips an id it
+    # already holds, and the ids of another uncompact of this history have another run.
+    run = "".join(secrets.choice(_BASE62) for _ in range(_RUN_LENGTH))
+    part_numbers = itertools.count()
     renamed: dict[str, str] = {}
     written = []
     last_user: str | None = None
     for number, (old, (message, parts)) in enumerate(kept.items()):
-        new = renamed[old] = _opencode_id("msg", old, f"{number:014d}")
+        new = renamed[old] = _opencode_id("msg", old, run, number)
         info = {**message, "id": new, "sessionID": session_id}
         if isinstance(message.get("tokens"), dict):
             # OpenCode compacts before the next request when the last reply's usage fills the
@@ -299,11 +309,11 @@ def _opencode(found: Resurrection, cwd: str) -> Uncompacted:
                     {
                         **part,
                         **({"tokens": _NO_TOKENS} if isinstance(part.get("tokens"), dict) else {}),
-                        "id": _opencode_id("prt", part_id, f"{number:07d}{index:07d}"),
+                        "id": _opencode_id("prt", part_id, run, next(part_numbers)),
                         "sessionID": session_id,
                         "messageID": new,
                     }
-                    for index, (part_id, part) in enumerate(parts.items())
+                    for part_id, part in parts.items()
                 ],
             }
         )
@@ -334,11 +344,18 @@ def _of_a_compaction(message: dict, parts: dict[str, dict]) -> bool:
     return False
 
 
-def _opencode_id(prefix: str, old: object, tail: str) -> str:
-    """A new OpenCode id that sorts where `old` did: its time digits kept, `tail` (14 base-62
-    characters, ordered as the originals are) after them."""
+def _opencode_id(prefix: str, old: object, run: str, order: int) -> str:
+    """A new OpenCode id that sorts where `old` did: its time digits kept, then this uncompact's
+    `run` and `order` (the id's place among this uncompact's ids of its kind) in base 62, fixed
+    width, so ids of equal time sort in the order they are written (OpenCode orders by id)."""
+    digits = ""
+    for _ in range(_ORDER_LENGTH):
+        order, digit = divmod(order, len(_BASE62))
+        digits = _BASE62[digit] + digits
+    return f"{prefix}_{_time_digits(old)}{run}{digits}"
+
+
+def _time_digits(old: object) -> str:
+    """The 12 hex digits of time an OpenCode id starts with (zeros for an id of another shape)."""
     found = _OPENCODE_ID.match(old) if isinstance(old, str) else None
-    time = found.group(1) if found else "0" * 12
-    if not all(c in _BASE62 for c in tail):
-        raise ValueError(tail)
-    return f"{prefix}_{time}{tail[-14:].rjust(14, '0')}"
+    return found.group(1) if found else "0" * 12

@@ -107,6 +107,7 @@ def create(
         Route("/", viewer.answering(viewer.timeline)),
         Route("/savepoint", viewer.answering(viewer.savepoint)),
         Route("/conversation", viewer.answering(viewer.conversation)),
+        Route("/entry", viewer.answering(viewer.entry)),
         Route("/search", viewer.answering(viewer.search)),
         Route("/diff", viewer.answering(viewer.diff)),
         Route("/export", viewer.answering(viewer.export)),
@@ -247,6 +248,10 @@ class Viewer:
         asked = (self._instance(request), _number(request, "sequence"))
         shown = pages.conversation_page(self._config, self._histories, *asked, _page_asked(request))
         return self._render("conversation.html", page=shown)
+
+    def entry(self, request: Request) -> Response:
+        asked = (self._instance(request), _number(request, "sequence"), _number(request, "position"))
+        return self._render("entry.html", page=pages.entry_page(self._config, self._histories, *asked))
 
     def search(self, request: Request) -> Response:
         query = request.query_params.get("q", "").strip()

@@ -38,6 +38,11 @@ VERDICTS_STAND_SECONDS = 30.0
 DIFF_SHOWN = 200
 EXCERPT_CHARS = 240
 _REDACTION = re.compile(r"\[REDACTED:[\w.-]+\]")
+# An entry's text on a conversation page stops after this many characters (what the MCP tool
+# `show` gives at most by default), with a link to the entry's own page, which shows it whole.
+ENTRY_CHARS = recall.DEFAULT_BUDGET
+# How far from the cut a redaction mark that straddles it is looked for (longer marks are cut).
+_MARK_CHARS = 64
 # The layers as the page names them, and as the verifier does.
 LAYERS = {"local": verdicts.SNAPSHOT, "git": verdicts.GIT, "chain": verdicts.CHAIN}
 
@@ -360,6 +365,7 @@ class ShownEntry:
     time: str | None
     pieces: list[Piece]
     bookkeeping: str | None = None  # the kind of the agent's own record it is; None: conversation
+    more: int = 0  # characters of its text after the cut (ENTRY_CHARS); 0: shown whole
 
 
 @dataclass(frozen=True)
@@ -444,21 +450,57 @@ def conversation_page(
     page = min(page, pages or page)
     first = (page - 1) * PAGE_ENTRIES + 1
     last = min(len(places), first + PAGE_ENTRIES - 1)
-    return ConversationPage(instance, sequence, page, pages, _shown(found, places, first, last), api.copy_note(found))
+    entries = _shown(found, places, first, last, ENTRY_CHARS)
+    return ConversationPage(instance, sequence, page, pages, entries, api.copy_note(found))
 
 
-def _shown(found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int) -> list[ShownEntry]:
-    """Entries `first` to `last`, each with its role, tool and text as recall indexed them. A
-    tool result is named by its call, in the entries just before it: the page before is read
-    for them."""
+@dataclass
+class EntryPage:
+    instance: str
+    sequence: int
+    entry: ShownEntry
+    copy_note: str | None = None
+
+
+def entry_page(config: Config, histories: Histories, instance: str, sequence: int, position: int) -> EntryPage:
+    """One entry of a savepoint whole (a conversation page cuts a long one), checked and read
+    as a conversation page is."""
+    found = api.from_this_machine(config, instance, sequence)
+    found.check_vouched()
+    places, _ = histories.places(found, position)
+    if position > len(places):
+        raise ViewerError(f"savepoint {sequence} holds entries 1 to {len(places)}")
+    [entry] = _shown(found, places, position, position, None)
+    return EntryPage(instance, sequence, entry, api.copy_note(found))
+
+
+def _shown(
+    found: resurrection.Resurrection, places: list[tuple[int, int]], first: int, last: int, cut: int | None
+) -> list[ShownEntry]:
+    """Entries `first` to `last`, each with its role, tool and text as recall indexed them (a
+    text longer than `cut` cut there). A tool result is named by its call, in the entries just
+    before it: the page before is read for them."""
     tool_names: dict[str, str] = {}
     shown = []
     for position in range(max(1, first - PAGE_ENTRIES), last + 1):
         raw = found.contents.entry_at(places[position - 1])
         role, tool, time, text = api.shown_entry(raw, tool_names)
         if position >= first:
-            shown.append(ShownEntry(position, role, tool, _iso(time), pieces(text), api.bookkeeping_kind(raw)))
+            kept = text if cut is None else _cut(text, cut)
+            more = len(text) - len(kept)
+            shown.append(ShownEntry(position, role, tool, _iso(time), pieces(kept), api.bookkeeping_kind(raw), more))
     return shown
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text`'s first `limit` characters, or fewer so that no redaction mark is cut in two."""
+    if len(text) <= limit:
+        return text
+    end = limit
+    for mark in _REDACTION.finditer(text, max(0, limit - _MARK_CHARS), limit + _MARK_CHARS):
+        if mark.start() < limit < mark.end():
+            end = mark.start()
+    return text[:end]
 
 
 def _iso(unix: float | None) -> str | None:
