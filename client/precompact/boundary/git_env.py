@@ -346,12 +346,13 @@ def transport(
     *args: str,
     options: tuple[str, ...] = (),
     timeout: float,
+    silence: float | None = None,
 ) -> processes.CompletedProcess:
     """`git command options... url args...` (push, fetch or ls-remote) in precompact's own git
     directory `store`: no setting of the project's repository is read, and the only destination
     is `url`. A remote that is a path on this machine is served by git's own programs under
     TRANSFER_GUARD. (`--` before the URL: a URL the configuration gives as `--upload-pack=...` is
-    never an option.)"""
+    never an option.) `silence`: processes.run_git's, for a transfer that shows its progress."""
     program = {"push": "receive-pack"}.get(command, "upload-pack")
     guarded = (
         (f"--{program}=git {' '.join(f'-c {pair}' for pair in TRANSFER_GUARD)} {program}",) if is_local_url(url) else ()
@@ -361,6 +362,7 @@ def transport(
         cwd=store,
         env={**_kept(), "GIT_DIR": str(store)},
         timeout=timeout,
+        silence=silence,
     )
 
 

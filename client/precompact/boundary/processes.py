@@ -23,9 +23,11 @@ Standard library only: the hook and the plugin launcher import this before any d
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -78,15 +80,8 @@ def run_python(
     """Runs an isolated Python command line (from isolated_python) in the neutral directory,
     output captured as text."""
     _require_isolated(command)
-    return subprocess.run(
-        list(command),
-        cwd=NEUTRAL_DIRECTORY,
-        env=python_environment(environ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    return _run_as_group(
+        list(command), cwd=NEUTRAL_DIRECTORY, env=python_environment(environ), input=None, text=True, timeout=timeout
     )
 
 
@@ -115,11 +110,14 @@ def run_program(
     input: bytes | None = None,
     timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Runs a program named by absolute path, output captured as bytes."""
+    """Runs a program named by absolute path, output captured as bytes. With a `timeout`, ended
+    with everything it started when the time is up (`_run_as_group`); without one (the plugin's
+    launcher running the hook for the agent), in the agent's process group, which the agent's own
+    cancel reaches."""
     _require_absolute(command[0])
-    return subprocess.run(
-        list(command), cwd=cwd, env=dict(env), input=input, capture_output=True, timeout=timeout, check=False
-    )
+    if timeout is not None:
+        return _run_as_group(list(command), cwd=cwd, env=dict(env), input=input, text=False, timeout=timeout)
+    return subprocess.run(list(command), cwd=cwd, env=dict(env), input=input, capture_output=True, check=False)
 
 
 def replace_with(command: Sequence[str], env: Mapping[str, str]) -> None:
@@ -140,19 +138,109 @@ def open_in_browser(page: Path) -> None:
 
 
 def run_git(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, binary: bool = False
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    binary: bool = False,
+    silence: float | None = None,
 ) -> subprocess.CompletedProcess:
-    """Runs a git command line git_env built (git_env.run is the only caller)."""
-    return subprocess.run(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=not binary,
-        timeout=timeout,
-        check=False,
+    """Runs a git command line git_env built (git_env.run and git_env.transport are the only
+    callers); on its timeout, git and every process it started (ssh, a push's pack-objects) are
+    ended (`_run_as_group`). With `silence` (a transfer that shows its progress), `timeout`
+    bounds the whole run and `silence` each stretch in which git writes nothing: a push still
+    sending is let go on, a remote that never answers is given up on as soon."""
+    return _run_as_group(
+        list(argv), cwd=cwd, env=dict(env), input=None, text=not binary, timeout=timeout, silence=silence
     )
+
+
+def _read_while_it_speaks(process: subprocess.Popen, silence: float, timeout: float) -> tuple[bytes, bytes]:
+    """`process`'s stdout and stderr, read until both end and it exits; TimeoutExpired when it
+    writes nothing for `silence` seconds, or runs past `timeout`."""
+    import selectors  # here: only a transfer needs it
+
+    assert process.stdout is not None and process.stderr is not None
+    read: dict[int, list[bytes]] = {process.stdout.fileno(): [], process.stderr.fileno(): []}
+    began = last = time.monotonic()
+
+    def left() -> float:
+        now = time.monotonic()
+        if now - began >= timeout:
+            raise subprocess.TimeoutExpired(process.args, timeout)
+        if now - last >= silence:
+            raise subprocess.TimeoutExpired(process.args, silence)
+        return min(began + timeout, last + silence) - now
+
+    with selectors.DefaultSelector() as selector:
+        for descriptor in read:
+            selector.register(descriptor, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _ in selector.select(left()):
+                data = os.read(key.fd, 1 << 16)
+                if data:
+                    read[key.fd].append(data)
+                    last = time.monotonic()
+                else:
+                    selector.unregister(key.fd)
+    while process.poll() is None:
+        time.sleep(min(0.05, left()))
+    return b"".join(read[process.stdout.fileno()]), b"".join(read[process.stderr.fileno()])
+
+
+def _run_as_group(
+    command: list[str],
+    *,
+    cwd: Path | str | None,
+    env: dict[str, str],
+    input: bytes | None,
+    text: bool,
+    timeout: float,
+    silence: float | None = None,
+) -> subprocess.CompletedProcess:
+    """Runs `command` in a session of its own, output captured; when `timeout` passes (or this
+    process is interrupted while it waits), kills its whole process group, then waits for it, and
+    raises TimeoutExpired. subprocess.run's timeout kills the child alone: what it started (git's
+    ssh and pack-objects, pip's build backends) would live on, unowned, and a push it was sending
+    would land after precompact recorded it failed. Its own session, not only its own group: a
+    group in the background that reads the terminal (ssh asking for a passphrase) would stop
+    until the timeout; without a terminal it fails at once, as GIT_TERMINAL_PROMPT=0 asks.
+    `silence`: run_git's (no `input` then)."""
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=text and silence is None,
+        start_new_session=True,
+    ) as process:
+        try:
+            if silence is None:
+                stdout, stderr = process.communicate(input, timeout=timeout)
+            else:
+                stdout, stderr = _read_while_it_speaks(process, silence, timeout)
+        except BaseException:
+            _kill_group(process)
+            raise
+    if silence is not None and text:  # as text mode reads it (universal newlines: a progress line's \r ends a line)
+        stdout, stderr = (
+            data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n") for data in (stdout, stderr)
+        )
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kills every process of `process`'s group (its id is the group's: `start_new_session`),
+    then reaps `process`. The group's id cannot be taken by another process while any member
+    lives, so the signal reaches only what `process` started."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # every member has exited already
+        pass
+    process.wait()
 
 
 def program_on_path(name: str, environ: Mapping[str, str] = os.environ) -> str | None:

@@ -29,6 +29,7 @@ from precompact.config.agent_settings import (
     settings_path,
     user_mcp_path,
 )
+from precompact.config.hook_timeouts import INSTALLED_SECONDS
 from precompact.errors import PrecompactError
 
 # Claude Code 2.1.332 reads project settings from the directory it starts in, not from the
@@ -39,36 +40,27 @@ PROJECT_SCOPE_ADVICE = (
     "`precompact install --scope user` runs them wherever it starts (they do nothing outside a precompact project)"
 )
 
-# Event -> (matcher, timeout in seconds). SessionStart's matcher is filled from the configuration;
-# SessionEnd has none (every reason a session ends); Claude Code's docs give SessionEnd hooks 1.5 s
-# together, but 2.1.332 cancels one at its timeout (a 3 s hook completed, a 7 s one was cancelled
-# at 5 s), so 5 s is SessionEnd's bound there and 1.5 s its aim. UserPromptSubmit and PostToolUse (every prompt, every
-# tool) give a compacted session what its summary left out; Claude Code has no way to register a
-# hook only while something is pending, so they are always registered, and the hook answers at
-# once when nothing is (edges/hook.py).
-HOOKS = {
-    "PreCompact": ("auto|manual", 60),
-    "PostCompact": ("auto|manual", 15),
-    "SessionStart": (None, 30),
-    "SessionEnd": ("", 5),
-    "UserPromptSubmit": ("", 10),
-    "PostToolUse": ("", 10),
+# Event -> (matcher, timeout in seconds: config/hook_timeouts.py's). SessionStart's matcher is
+# filled from the configuration; SessionEnd has none (every reason a session ends).
+# UserPromptSubmit and PostToolUse (every prompt, every tool) give a compacted session what its
+# summary left out; Claude Code has no way to register a hook only while something is pending, so
+# they are always registered, and the hook answers at once when nothing is (edges/hook.py).
+_MATCHERS = {
+    "PreCompact": "auto|manual",
+    "PostCompact": "auto|manual",
+    "SessionStart": None,
+    "SessionEnd": "",
+    "UserPromptSubmit": "",
+    "PostToolUse": "",
 }
+HOOKS = {event: (matcher, INSTALLED_SECONDS["claude"][event]) for event, matcher in _MATCHERS.items()}
 # Codex CLI 0.171.0: the same events and fields; no matchers (the hook filters sources itself).
-# Codex caps SessionEnd at 3 s whatever the timeout says.
-CODEX_HOOKS = {
-    "PreCompact": 60,
-    "PostCompact": 15,
-    "SessionStart": 30,
-    "SessionEnd": 3,
-    "UserPromptSubmit": 10,
-    "PostToolUse": 10,
-}
+CODEX_HOOKS = dict(INSTALLED_SECONDS["codex"])
 # Gemini CLI 0.61.0 (timeouts in milliseconds): PreCompress before a compression (and, as
 # observed, before every model round), BeforeAgent to hand the brief over after a compression
 # (Gemini has no SessionStart source `compact`), SessionEnd as for Claude Code. No SessionStart:
 # Gemini puts its context before the prompt, and a resume then drops that prompt.
-GEMINI_HOOKS = {"PreCompress": 60_000, "BeforeAgent": 30_000, "SessionEnd": 5_000}
+GEMINI_HOOKS = {event: seconds * 1000 for event, seconds in INSTALLED_SECONDS["gemini"].items()}
 AGENTS = ("claude", "codex", "gemini", "opencode")
 # OpenCode 1.18.33 has no command hooks: precompact's own plugin (config/opencode_plugin.js, one
 # file) runs `precompact hook --agent opencode` by the path written into it.

@@ -32,6 +32,8 @@ RECOVERED_TRIGGER = "recovered"
 COMPACTED = (*COMPACTION_TRIGGERS, RECOVERED_TRIGGER)
 SESSION_END_TRIGGER = "session_end"
 IMPORT_TRIGGER = "import"
+# What `recover` did with a missing savepoint.
+WRITTEN, QUEUED = "written", "queued"
 # Every trigger precompact records; a line shows any other value quoted (an index line from an
 # older version, or one written by hand).
 TRIGGERS = (*COMPACTED, SESSION_END_TRIGGER, IMPORT_TRIGGER)
@@ -152,14 +154,21 @@ def _says_anything(path: Path, start: int, end: int) -> bool:
     return False
 
 
-def recover(settings: snapshot.Settings, session: snapshot.Session) -> snapshot.WrittenSnapshot | None:
-    """Makes the savepoint `needed` says is missing (Layer 1 only), or nothing."""
+def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout: float) -> str | None:
+    """Makes the savepoint `needed` says is missing (Layer 1 only): WRITTEN; or, when the index
+    lock stays busy past `lock_timeout` (the hook's event may wait no longer), leaves it to the
+    worker: QUEUED. None when none is missing."""
     recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session)
     if recovery is None:
         return None
     from precompact.local import snapshot
 
-    return snapshot.create_savepoint(settings, session, recovery=recovery)
+    try:
+        snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout)
+    except savepoint_log.LockTimeout:
+        snapshot.queue(settings, session, end=recovery.end)
+        return QUEUED
+    return WRITTEN
 
 
 def to_brief(

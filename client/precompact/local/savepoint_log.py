@@ -192,9 +192,14 @@ def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
         append(logs, stamped)
 
 
-def mark(logs: Path, savepoint: Savepoint, event: Event, **details) -> None:
+def mark(logs: Path, savepoint: Savepoint, event: Event, lock_timeout: float = 10.0, **details) -> None:
     """Records an event about one savepoint (a layer's progress, a summary)."""
-    record(logs, {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details})
+    record(logs, marked(savepoint, event, **details), lock_timeout)
+
+
+def marked(savepoint: Savepoint, event: Event, **details) -> dict:
+    """The line of an event about one savepoint, without its timestamp."""
+    return {"event": event, "instance": savepoint.instance, "sequence": savepoint.sequence, **details}
 
 
 class Outcome(Record, frozen=True):

@@ -51,11 +51,15 @@ INDEX_LOCK_TIMEOUT_SECONDS = 10.0
 # "not saved"), left it; `precompact restore` also writes snapshots just before their lines,
 # outside the index lock (and removes those it then does not append).
 UNINDEXED_SNAPSHOT_SECONDS = 600
-# Savepoints a hook could not write (the index lock busy past INDEX_LOCK_TIMEOUT_SECONDS), left
-# for the worker, which waits up to QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody.
+# Savepoints and compaction summaries a hook could not write (the index lock busy past what its
+# event may wait: config/hook_timeouts.py), left for the worker, which waits up to
+# QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody. One queue, taken in the order the hooks left
+# them: a summary queued after the savepoint it belongs to is written after it.
 QUEUE_DIR = "precompact-queue"
-QUEUE_ENTRY = re.compile(r"\d{20}-\d+\.json")
+QUEUE_ENTRY = re.compile(r"\d{20}-\d+(-summary)?\.json")
 QUEUE_PURPOSE = "queued savepoint"
+SUMMARY_SUFFIX = "-summary.json"
+SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
 QUEUED_REASON = "queued: the index was busy at the hook"
 GIT_TIMEOUT_SECONDS = 5.0
@@ -528,21 +532,45 @@ def _register(settings: Settings) -> None:
         registry.register(settings.logs.parent, settings.instance)
 
 
-def queue(settings: Settings, session: Session) -> None:
+def queue(settings: Settings, session: Session, end: int | None = None) -> None:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
     past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. The transcript's size now bounds what the worker reads, so the savepoint
-    holds what PreCompact would have saved. Stamped with this machine's key: a queue entry that
-    came with the project is never read (it could name any file as a transcript)."""
-    try:
-        end = os.stat(session.transcript_path).st_size if session.transcript_path else None
-    except OSError:
-        end = None
+    lose the savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py)
+    bounds what the worker reads, so the savepoint holds what the hook would have saved. Stamped
+    with this machine's key: a queue entry that came with the project is never read (it could
+    name any file as a transcript)."""
+    if end is None:
+        try:
+            end = os.stat(session.transcript_path).st_size if session.transcript_path else None
+        except OSError:
+            end = None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = orjson.dumps({"session": session.as_dict(), "end": end})
     name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
     logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
+
+
+class QueuedSummary(Record, frozen=True):
+    """A compaction summary PostCompact could not record (the index lock busy): the session's,
+    for its savepoint `sequence` (None: the one its recovery queued just before, so the session's
+    latest when the worker records it), redacted already, with the compaction's trigger and the
+    agent (whose session is then given what the summary left out: ops/addendum.py)."""
+
+    session_id: str
+    sequence: int | None
+    trigger: str | None
+    summary: str
+    agent: str
+
+
+def queue_summary(settings: Settings, summary: QueuedSummary) -> None:
+    """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
+    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it."""
+    import orjson
+
+    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
+    logs_dir.write_atomic(settings.logs, name, provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict())))
 
 
 def queued(logs: Path) -> list[str]:
@@ -554,22 +582,82 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
-def write_queued(settings: Settings) -> int:
-    """Writes the savepoint of each queue entry (waiting as long as a save of a large transcript
-    can take for the index lock), oldest first; returns how many. An entry this machine did not
-    make, or that does not read as one, is removed unread."""
+class QueuedWritten(Record):
+    """What `write_queued` wrote: how many savepoints, and the summaries recorded (each with the
+    savepoint it was recorded for)."""
+
+    savepoints: int
+    summaries: list[QueuedSummary]
+
+
+def write_queued(settings: Settings) -> QueuedWritten:
+    """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
+    save of a large transcript can take for the index lock), oldest first. An entry this machine
+    did not make, or that does not read as one, is removed unread; so is a summary whose
+    session has no savepoint."""
     written = 0
+    summaries: list[QueuedSummary] = []
     for name in queued(settings.logs):
-        entry = provenance.made_here(QUEUE_PURPOSE, logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}"))
-        session, end = _queued_session(entry)
+        stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
+        if name.endswith(SUMMARY_SUFFIX):
+            recorded = _record_summary(settings, name, _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored)))
+            summaries.extend([recorded] if recorded is not None else [])
+            continue
+        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
         if session is None:
-            with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
-                os.unlink(name, dir_fd=waiting)
+            _unqueue(settings.logs, name)
             continue
         recovery = Recovery(QUEUED_REASON, end) if end is not None else None
         create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
         written += 1
-    return written
+    return QueuedWritten(savepoints=written, summaries=summaries)
+
+
+def _unqueue(logs: Path, name: str) -> None:
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
+        os.unlink(name, dir_fd=waiting)
+
+
+def _record_summary(settings: Settings, name: str, summary: QueuedSummary | None) -> QueuedSummary | None:
+    """Records the queued `summary` with its savepoint and removes its entry `name`, under one
+    hold of the index lock (a crash between the two records it twice, never loses it); the
+    summary as recorded (its savepoint's sequence filled in), or None when there was none to
+    record."""
+    with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
+        mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
+        if summary is not None and summary.sequence is not None:
+            mine = [s for s in mine if s.sequence == summary.sequence]
+        if summary is not None and mine:
+            line = savepoint_log.marked(
+                mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
+            )
+            savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
+        _unqueue(settings.logs, name)
+    if summary is None or not mine:
+        return None
+    return summary.replace(sequence=mine[-1].sequence)
+
+
+def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
+    saved = savepoint_log.of_instance(savepoint_log.read(settings.logs).savepoints, settings.instance)
+    return [s for s in saved if s.session_id == session_id]
+
+
+def _queued_summary(entry: bytes | None) -> QueuedSummary | None:
+    import orjson
+
+    try:
+        found = orjson.loads(entry) if entry is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(found, dict) or set(found) != set(QueuedSummary.field_names):
+        return None
+    texts = ("session_id", "summary", "agent")
+    if not all(isinstance(found[key], str) for key in texts) or not isinstance(found["trigger"], (str, type(None))):
+        return None
+    if not isinstance(found["sequence"], (int, type(None))) or isinstance(found["sequence"], bool):
+        return None
+    return QueuedSummary(**found)
 
 
 def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from precompact.boundary import quoting, session_file
+from precompact.config import hook_timeouts
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -66,6 +68,8 @@ class Briefing(Record):
     source: str | None
     agent: str
     saved: list[savepoint_log.Savepoint]
+    # Until when (time.monotonic) the event may wait for the index lock: `lock_deadline`.
+    lock_until: float
 
 
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -88,10 +92,10 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
             else ""
         )
     try:
-        written = snapshot.create_savepoint(layer_1(loaded), session)
+        written = snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
     except savepoint_log.LockTimeout:
-        # Other saves (large transcripts) held the index past what a hook may wait: the worker
-        # writes this one, from the transcript as it stands now.
+        # Other saves (large transcripts) held the index past what this event may wait: the
+        # worker writes this one, from the transcript as it stands now.
         snapshot.queue(layer_1(loaded), session)
         note = QUEUED_NOTE if speaks else ""
     else:
@@ -118,10 +122,14 @@ def layer_1(loaded: configuration.Config) -> snapshot.Settings:
 
 
 def write_queued(loaded: configuration.Config) -> int:
-    """The savepoints hooks left queued (the index lock busy), written; how many."""
+    """The savepoints and compaction summaries hooks left queued (the index lock busy), written
+    (each summary's addendum then asked for, as PostCompact asks); how many savepoints."""
     from precompact.local import snapshot
 
-    return snapshot.write_queued(layer_1(loaded))
+    written = snapshot.write_queued(layer_1(loaded))
+    for recorded in written.summaries:
+        summary_recorded(loaded, recorded)
+    return written.savepoints
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:
@@ -191,25 +199,45 @@ def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str
 
 def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> bool:
     """The savepoint of what the compaction dropped, if none holds it yet, then the compaction
-    summary kept with the session's latest savepoint; False when the session has none."""
-    from precompact.local import capture
+    summary kept with the session's latest savepoint; False when the session has none. Each is
+    left to the worker (queued, in that order) when the index lock stays busy past what the
+    event may wait: the summary exists nowhere but in this payload."""
+    from precompact.local import capture, snapshot
 
-    read = _recover(payload, loaded, agent)
+    until = lock_deadline(payload, agent)
+    read, recovered = _recover(payload, loaded, agent, until)
+    session_id = _text(payload, "session_id")
     # This session's savepoint only: another session's compaction summary is not its own.
-    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), _text(payload, "session_id"))
+    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
     latest = mine[-1] if mine else None
-    if latest is None:
+    if (latest is None and recovered != capture.QUEUED) or session_id is None:
         return False
-    summary = keep_summary(
-        loaded,
-        latest,
-        _text(payload, "compact_summary") or (read.summary if read else None) or "",
-        _trigger(payload),
+    text = _text(payload, "compact_summary") or (read.summary if read else None) or ""
+    summary, trigger = _redacted_summary(loaded, text), _trigger(payload)
+    # Queued after its savepoint's own entry when that was queued: the worker writes them in turn.
+    queued = snapshot.QueuedSummary(
+        session_id=session_id,
+        sequence=None if latest is None or recovered == capture.QUEUED else latest.sequence,
+        trigger=trigger,
+        summary=summary,
+        agent=agent,
     )
-    if summary and agent in TWO_PARTS:
-        from precompact.ops import addendum
-
-        addendum.request(loaded, _text(payload, "session_id"), latest.sequence, agent)
+    if latest is None or queued.sequence is None:
+        snapshot.queue_summary(layer_1(loaded), queued)
+    else:
+        try:
+            savepoint_log.mark(
+                loaded.logs,
+                latest,
+                savepoint_log.Event.COMPACT_SUMMARY,
+                lock_timeout=lock_wait_left(until),
+                trigger=trigger,
+                summary=summary,
+            )
+        except savepoint_log.LockTimeout:
+            snapshot.queue_summary(layer_1(loaded), queued)
+        else:
+            summary_recorded(loaded, queued)
     # With its summary known, the worker computes what the summary left out for the session (the
     # addendum above) and lists what the compaction dropped and keeps the list
     # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history:
@@ -218,13 +246,29 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     return True
 
 
-def keep_summary(
-    loaded: configuration.Config, savepoint: savepoint_log.Savepoint, text: str, trigger: str | None
-) -> str:
-    """The compaction summary in `text` (its `<summary>`), redacted, recorded with `savepoint`."""
-    summary = _redacted_summary(loaded, text)
-    savepoint_log.mark(loaded.logs, savepoint, savepoint_log.Event.COMPACT_SUMMARY, trigger=trigger, summary=summary)
-    return summary
+def summary_recorded(loaded: configuration.Config, recorded: snapshot.QueuedSummary) -> None:
+    """A compaction summary is recorded with the session's savepoint `recorded.sequence` (by
+    PostCompact, or by the worker from the queue): the worker is asked for what it left out, for
+    the agents that give it in a second part."""
+    if recorded.summary and recorded.agent in TWO_PARTS and recorded.sequence is not None:
+        from precompact.ops import addendum
+
+        addendum.request(loaded, recorded.session_id, recorded.sequence, recorded.agent)
+
+
+def lock_deadline(payload: dict, agent: str) -> float:
+    """Until when (time.monotonic) the hook's event may wait for the index lock, all its waits
+    together: its share of the timeout the agent gives it (config/hook_timeouts.py)."""
+    return time.monotonic() + hook_timeouts.lock_wait(agent, _text(payload, "hook_event_name") or "")
+
+
+def lock_wait_left(until: float) -> float:
+    """What is left of an event's wait for the index lock (0: it tries once)."""
+    return max(until - time.monotonic(), 0.0)
+
+
+def _lock_wait(payload: dict, agent: str) -> float:
+    return lock_wait_left(lock_deadline(payload, agent))
 
 
 def _redacted_summary(loaded: configuration.Config, text: str) -> str:
@@ -256,13 +300,14 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     chain are taken as the worker recorded them, and the session never waits on them."""
     from precompact.local import capture
 
+    until = lock_deadline(payload, agent)
     source = _text(payload, "source")
     session_id = _text(payload, "session_id")
     # OpenCode's plugin asks at the first request of each OpenCode process after a compaction,
     # when the session may have gone on for many turns: what it said since is no compaction's
     # (OpenCode's PostCompact, at `session.compacted`, recovers a missed savepoint).
     if source == "compact" and agent != agent_names.OPENCODE:
-        _recover(payload, loaded, agent)
+        _recover(payload, loaded, agent, until)
     if source not in loaded.session_start_sources:
         return None
     # One read of the index answers all three questions (it grows with the project).
@@ -278,12 +323,13 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
         return None
     if session_id and latest.session_id != session_id and index.written_by_uncompact(session_id):
         return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
-    return Briefing(latest, session_id, source, agent, saved)
+    return Briefing(latest, session_id, source, agent, saved, until)
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
     """Gemini's BeforeAgent: after a compression, the savepoint whose brief the session gets,
     once per compression (Gemini keeps BeforeAgent's context with the prompt it came with)."""
+    until = lock_deadline(payload, agent_names.GEMINI)
     transcript, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
     from precompact.config import gemini_compression
     from precompact.transcript import gemini
@@ -301,7 +347,7 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
     latest = capture.to_brief(saved, session_id, "compact")
     if latest is None:
         return None
-    return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved)
+    return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved, until)
 
 
 def before_agent_context(loaded: configuration.Config, payload: dict) -> str | None:
@@ -324,14 +370,24 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
 
 
 def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
-    """Records in the index that the session was given the brief."""
-    savepoint_log.mark(
-        loaded.logs,
-        briefing.savepoint,
-        savepoint_log.Event.BRIEF_DELIVERED,
-        session_id=briefing.session_id,
-        source=briefing.source,
-    )
+    """Records in the index that the session was given the brief; when the index lock stays busy
+    past what the event may wait, says so in the errors log instead: the brief is given all the
+    same (a later start of the session may be given it again)."""
+    try:
+        savepoint_log.mark(
+            loaded.logs,
+            briefing.savepoint,
+            savepoint_log.Event.BRIEF_DELIVERED,
+            lock_timeout=lock_wait_left(briefing.lock_until),
+            session_id=briefing.session_id,
+            source=briefing.source,
+        )
+    except savepoint_log.LockTimeout as e:
+        log_failure(
+            loaded.root,
+            "SessionStart",
+            f"the brief of savepoint {briefing.savepoint.sequence} is given unrecorded: {e}",
+        )
 
 
 def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | None:
@@ -451,7 +507,9 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
     if _unchanged_savepoint(loaded, session) is not None:
         return
     try:
-        snapshot.create_savepoint(layer_1(loaded), session)
+        # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
+        # tightest, and a hook cancelled while it waits would have queued nothing.
+        snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
     except savepoint_log.LockTimeout:
         snapshot.queue(layer_1(loaded), session)  # as at PreCompact: the worker writes it
     _start_worker(loaded, payload)
@@ -591,25 +649,28 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, line
     return f"{note} ({in_part}.)"
 
 
-def _recover(payload: dict, loaded: configuration.Config, agent: str) -> agents.Read | None:
+def _recover(
+    payload: dict, loaded: configuration.Config, agent: str, until: float
+) -> tuple[agents.Read | None, str | None]:
     """After a compaction: the savepoint of what it dropped, if no savepoint holds it yet
-    (PreCompact did not fire, or read a transcript that lagged). Layer 1 here, the rest in the
-    worker. Returns the session file as read."""
+    (PreCompact did not fire, or read a transcript that lagged). Layer 1 here (or queued for the
+    worker when the index lock stays busy past `until`), the rest in the worker. Returns the
+    session file as read, and what `capture.recover` did (None: nothing was missing)."""
     from precompact.local import capture, snapshot
 
     try:
         session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
     except NoTranscript as e:  # nothing to recover from: the summary is kept, the brief given
         log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
-        return None
+        return None, None
     try:
-        recovered = capture.recover(layer_1(loaded), session)
+        recovered = capture.recover(layer_1(loaded), session, lock_wait_left(until))
     except snapshot.Unvouched as e:  # said in the error log; the session start still gets its brief
         log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
-        return read
+        return read, None
     if recovered is not None:
         _start_worker(loaded, payload)
-    return read
+    return read, recovered
 
 
 def _brief_delivered(index: savepoint_log.IndexRead, instance: str, sequence: int, session_id: str) -> bool:

@@ -58,7 +58,21 @@ from precompact.remote.encryption import CLEAR, Keys
 if TYPE_CHECKING:
     from precompact.config.settings import Config
 
-PUSH_TIMEOUT_SECONDS = 20
+# A fetch or ls-remote is given up after TRANSFER_TIMEOUT_SECONDS, whole: what it brings is the
+# remote's to choose (a teammate's branch may hold a planted gigabyte: docs/security.md), so only
+# time bounds it. A push sends this machine's own savepoints: it is given up when git shows no
+# progress for TRANSFER_TIMEOUT_SECONDS (a remote that accepts and never answers, a link gone
+# dead) or runs past PUSH_CEILING_SECONDS (a remote that reads a byte at a time, or keeps sending
+# its own progress lines, would otherwise hold the flush lock, and Layer 3 behind it, for ever);
+# one still sending goes on, so a first push of a large session over a slow uplink lands
+# (docs/reliability.md). An hour carries 100 MB at 28 KB/s.
+TRANSFER_TIMEOUT_SECONDS = 20
+PUSH_CEILING_SECONDS = 3600
+# git's progress lines (`--progress`), which say only that the transfer moves: never a reason.
+_PROGRESS = re.compile(
+    r"(remote: +)?(Enumerating objects|Counting objects|Compressing objects|Writing objects|Receiving objects|"
+    r"Resolving deltas|Unpacking objects|Delta compression using|Total \d+ \(delta)\b"
+)
 # A push the remote refused because its ref moved meanwhile (a race) is tried again this many
 # times, each after a random pause of up to RACE_PAUSE_SECONDS * 2**attempt (so that writers
 # who collided do not collide again in step).
@@ -262,7 +276,7 @@ def open_repository(target: Target) -> git.Repo:
     if common is None:
         raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository")
     try:
-        made = git_env.store(common, PUSH_TIMEOUT_SECONDS)
+        made = git_env.store(common, TRANSFER_TIMEOUT_SECONDS)
     except (OSError, processes.TimeoutExpired) as e:
         raise GitStoreError(f"precompact's git directory for {path} cannot be made: {_failed(e)}") from None
     if not isinstance(made, Path):
@@ -859,7 +873,12 @@ def push(repo: git.Repo, target: Target) -> int:
         if commit is None:
             raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
         done = _transfer(
-            repo, "push", url, f"push to {target.remote}", f"{commit}:{target.ref}", options=("--quiet", "--no-verify")
+            repo,
+            "push",
+            url,
+            f"push to {target.remote}",
+            f"{commit}:{target.ref}",
+            options=("--progress", "--no-verify"),
         )
         if done.returncode == 0:
             # The remote holds the commit now: a tracking ref left locked by a killed process
@@ -1045,11 +1064,23 @@ def _transfer(
     repo: git.Repo, command: str, url: str, doing: str, *args: str, options: tuple[str, ...] = ()
 ) -> processes.CompletedProcess:
     """`git command` to or from the remote's one URL (git_env.transport); GitStoreError naming
-    `doing` when git cannot be run or gives no answer in time (a refusal is the caller's to read)."""
+    `doing` when git cannot be run or gives no answer in time (for a push: shows no progress; a
+    refusal is the caller's to read, in git's output without its progress lines)."""
+    pushing = command == "push"
     try:
-        return git_env.transport(Path(repo.git_dir), command, url, *args, options=options, timeout=PUSH_TIMEOUT_SECONDS)
+        done = git_env.transport(
+            Path(repo.git_dir),
+            command,
+            url,
+            *args,
+            options=options,
+            timeout=PUSH_CEILING_SECONDS if pushing else TRANSFER_TIMEOUT_SECONDS,
+            silence=TRANSFER_TIMEOUT_SECONDS if pushing else None,
+        )
     except (OSError, processes.TimeoutExpired) as e:
         raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
+    said = "".join(line for line in done.stderr.splitlines(keepends=True) if not _PROGRESS.match(line))
+    return processes.CompletedProcess(done.args, done.returncode, done.stdout, said)
 
 
 def remote_url(target: Target) -> str:

@@ -1,0 +1,62 @@
+"""How long each agent lets each hook event run before it cancels it (the timeouts `install`
+registers, and those hooks/hooks.json and OpenCode's plugin give: tests keep them equal to this
+table), and, derived from it, how long an event may wait for the index lock: a hook cancelled
+while it waits has saved nothing and queued nothing, and says nothing.
+
+Standard library only: the hook reads it at every event that takes the index lock."""
+
+from __future__ import annotations
+
+# Agent -> event -> seconds. Claude Code's docs give SessionEnd hooks 1.5 s together, but 2.1.332
+# cancels one at its timeout (a 3 s hook completed, a 7 s one was cancelled at 5 s): 5 s is
+# SessionEnd's bound there and 1.5 s its aim. Codex CLI 0.171.0 caps SessionEnd at 3 s whatever
+# the timeout says. Gemini CLI 0.61.0 takes milliseconds (install multiplies). OpenCode 1.18.33
+# runs no command hooks: precompact's plugin gives each event its budget (BUDGET_MS) and has no
+# SessionEnd.
+INSTALLED_SECONDS = {
+    "claude": {
+        "PreCompact": 60,
+        "PostCompact": 15,
+        "SessionStart": 30,
+        "SessionEnd": 5,
+        "UserPromptSubmit": 10,
+        "PostToolUse": 10,
+    },
+    "codex": {
+        "PreCompact": 60,
+        "PostCompact": 15,
+        "SessionStart": 30,
+        "SessionEnd": 3,
+        "UserPromptSubmit": 10,
+        "PostToolUse": 10,
+    },
+    "gemini": {"PreCompress": 60, "BeforeAgent": 30, "SessionEnd": 5},
+    "opencode": {"PreCompact": 60, "PostCompact": 15, "SessionStart": 30, "UserPromptSubmit": 15},
+}
+# The share of its timeout an event may spend waiting for the index lock, all its waits together
+# (PreCompact: 10 s of 60): the rest is for starting Python, reading the transcript and writing
+# the snapshot under the lock (docs/performance.md: seconds for one of tens of MB), and answering.
+# Past it the event leaves its save to the background worker (a stamped queue entry), which waits
+# as long as it must.
+LOCK_SHARE = 1 / 6
+# Events whose answer carries nothing the lock gives: they queue at once when the lock is held.
+# SessionEnd's session is over (nobody reads its answer), and its budget is the tightest.
+QUEUE_AT_ONCE = ("SessionEnd",)
+
+
+def installed(agent: str, event: str) -> float:
+    """The seconds `agent` gives `event` before it cancels the hook; KeyError for an event the
+    agent is not installed for."""
+    return float(INSTALLED_SECONDS[agent][event])
+
+
+def lock_wait(agent: str, event: str) -> float:
+    """How long `event` of `agent` may wait for the index lock, all its waits together (0: it
+    tries once). An event or agent not in the table (the hook is run by hand, or an agent sends an
+    event it was not installed for) gets the least any agent gives that event, else none."""
+    if event in QUEUE_AT_ONCE:
+        return 0.0
+    given = INSTALLED_SECONDS.get(agent, {}).get(event)
+    if given is None:
+        given = min((events[event] for events in INSTALLED_SECONDS.values() if event in events), default=0)
+    return given * LOCK_SHARE

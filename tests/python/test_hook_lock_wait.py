@@ -1,0 +1,218 @@
+"""An event waits for the index lock only as long as the agent lets it run (review9b F3): one that
+the agent cancels while it waits has saved nothing, queued nothing and said nothing. Every
+timeout precompact installs is config/hook_timeouts.py's, and each event's wait is derived from
+it; past that wait the save (a savepoint, a compaction summary) is queued for the worker. The lock
+is held here by a process of the test's own, stopped by the test."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from precompact.config import hook_timeouts
+from precompact.config import install as installer
+from precompact.local import savepoint_log
+from support.commands import precompact, wait_until
+from support.projects import new_project
+from support.transcript_gen import generate, payload
+
+REPO = Path(__file__).resolve().parents[2]
+# What an event needs beside its lock wait, at the least: Python's start, the configuration read,
+# the answer. An event whose wait leaves less than this of its timeout is cancelled while waiting.
+ROOM_SECONDS = 2.0
+
+
+class LockHolder:
+    """A process that holds `lock` (flock, exclusive) until the test stops it."""
+
+    def __init__(self, lock: Path) -> None:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        code = (
+            "import fcntl, sys\n"
+            f"f = open({str(lock)!r}, 'a')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n"
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None and self.process.stdout.readline() == "held\n"
+
+    def stop(self) -> None:
+        """Lets go of the lock: the process ends when its stdin closes."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def index_lock(project) -> LockHolder:
+    return LockHolder(project.logs / "precompact-savepoint.lock")
+
+
+def queue_entries(project) -> list[str]:
+    queue = project.logs / "precompact-queue"
+    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
+
+
+def index_lines(project) -> list[dict]:
+    return [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+
+
+def test_every_event_waits_for_the_lock_well_inside_the_timeout_its_agent_gives_it():
+    """The rule, over the whole table: an event's lock wait leaves it ROOM_SECONDS of its timeout
+    (a wait raised, or a timeout lowered, fails here); SessionEnd tries the lock once."""
+    for agent, events in hook_timeouts.INSTALLED_SECONDS.items():
+        for event, seconds in events.items():
+            waited = hook_timeouts.lock_wait(agent, event)
+            assert 0 <= waited <= seconds - ROOM_SECONDS, (agent, event, waited, seconds)
+        assert hook_timeouts.lock_wait(agent, "SessionEnd") == 0
+    # A hook run for an agent or event it was not installed for waits what the least of them gives.
+    assert hook_timeouts.lock_wait("someone", "PostCompact") == 15 * hook_timeouts.LOCK_SHARE
+    assert hook_timeouts.lock_wait("claude", "Nothing") == 0
+
+
+def test_every_timeout_precompact_installs_is_the_tables():
+    """`install` for each agent, the plugin's hooks/hooks.json and OpenCode's plugin give each
+    event the timeout the waits are derived from."""
+    table = hook_timeouts.INSTALLED_SECONDS
+    assert {event: seconds for event, (_, seconds) in installer.HOOKS.items()} == table["claude"]
+    assert installer.CODEX_HOOKS == table["codex"]
+    assert installer.GEMINI_HOOKS == {event: seconds * 1000 for event, seconds in table["gemini"].items()}
+    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    assert {event: group[0]["hooks"][0]["timeout"] for event, group in plugin.items()} == table["claude"]
+    script = (REPO / "client" / "precompact" / "config" / "opencode_plugin.js").read_text()
+    budgets = re.search(r"^const BUDGET_MS = (\{.*\});$", script, re.MULTILINE)
+    assert budgets is not None
+    given = json.loads(re.sub(r"(\w+):", r'"\1":', budgets.group(1)))
+    assert given == {event: seconds * 1000 for event, seconds in table["opencode"].items()}
+
+
+@pytest.mark.slow
+def test_session_end_queues_at_once_while_another_save_holds_the_lock_and_the_worker_saves_it(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    event = payload("SessionEnd", project.path, transcript.path, reason="exit")
+    holder = index_lock(project)
+    try:
+        began = time.monotonic()
+        ended = precompact(project.path, "hook", stdin=event)
+        took = time.monotonic() - began
+        assert ended.returncode == 0, ended.stderr
+        assert took < hook_timeouts.installed("claude", "SessionEnd"), took
+        [entry] = queue_entries(project)
+        assert not entry.endswith("-summary.json")
+        assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.trigger) == (event["session_id"], "session_end")
+
+
+@pytest.mark.slow
+def test_post_compact_queues_its_summary_while_the_lock_is_held_and_the_worker_records_it(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = payload("PreCompact", project.path, transcript.path)
+    assert precompact(project.path, "hook", stdin=before).returncode == 0
+    after = payload(
+        "PostCompact",
+        project.path,
+        transcript.path,
+        session_id=before["session_id"],
+        compact_summary="<summary>SUMMARY-MARKER: the admin API moved to 8443</summary>",
+    )
+    holder = index_lock(project)
+    try:
+        began = time.monotonic()
+        compacted = precompact(project.path, "hook", stdin=after)
+        took = time.monotonic() - began
+        assert compacted.returncode == 0 and compacted.stdout == "", (compacted.stdout, compacted.stderr)
+        assert took < hook_timeouts.installed("claude", "PostCompact"), took
+        [entry] = queue_entries(project)
+        assert entry.endswith("-summary.json")
+        assert "SUMMARY-MARKER" not in (project.logs / "precompact-savepoint.jsonl").read_text()
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
+    [line] = [line for line in index_lines(project) if line["event"] == "COMPACT_SUMMARY"]
+    assert (line["sequence"], line["trigger"]) == (1, "auto")
+    assert line["summary"] == "SUMMARY-MARKER: the admin API moved to 8443"
+    # The worker then asks for what the summary left out, as PostCompact does when it records it.
+    pending = project.logs / "precompact-pending"
+    ready = pending / f"{before['session_id']}.json"
+    assert wait_until(ready.exists, 30), sorted(p.name for p in pending.iterdir()) if pending.is_dir() else None
+
+
+@pytest.mark.slow
+def test_a_savepoint_post_compact_recovers_and_its_summary_are_both_queued_and_written_in_turn(tmp_path):
+    """PreCompact did not fire: PostCompact's savepoint of what the compaction dropped and the
+    summary that belongs to it are both left to the worker, which attaches the summary to it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    after = payload("PostCompact", project.path, transcript.path, compact_summary="RECOVERED-MARKER")
+    holder = index_lock(project)
+    try:
+        compacted = precompact(project.path, "hook", stdin=after)
+        assert compacted.returncode == 0 and compacted.stdout == "", (compacted.stdout, compacted.stderr)
+        first, second = queue_entries(project)
+        assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.session_id == after["session_id"] and saved.compact_summary == "RECOVERED-MARKER"
+
+
+def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path):
+    """A summary entry that came with the project (no stamp of this machine's key) would put
+    anyone's text in the index as a session's compaction summary: removed, never recorded."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = payload("PreCompact", project.path, transcript.path)
+    assert precompact(project.path, "hook", stdin=before).returncode == 0
+    queue = project.logs / "precompact-queue"
+    queue.mkdir(exist_ok=True)
+    planted = {
+        "session_id": before["session_id"],
+        "sequence": 1,
+        "trigger": "auto",
+        "summary": "PLANTED-SUMMARY",
+        "agent": "claude",
+    }
+    (queue / f"{time.time_ns():020d}-1-summary.json").write_text(json.dumps(planted))
+    from precompact.config import settings as configuration
+    from precompact.ops import compaction
+
+    assert compaction.write_queued(configuration.load(project.path)) == 0
+    assert not queue_entries(project)
+    assert "PLANTED-SUMMARY" not in (project.logs / "precompact-savepoint.jsonl").read_text()
+
+
+@pytest.mark.slow
+def test_a_session_start_that_cannot_record_its_brief_in_time_gives_it_all_the_same(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = payload("PreCompact", project.path, transcript.path)
+    assert precompact(project.path, "hook", stdin=before).returncode == 0
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    holder = index_lock(project)
+    try:
+        began = time.monotonic()
+        started = precompact(project.path, "hook", stdin=start)
+        took = time.monotonic() - began
+    finally:
+        holder.stop()
+    assert took < hook_timeouts.installed("claude", "SessionStart"), took
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "savepoint 1" in context, context
+    errors = (project.logs / "precompact-errors.log").read_text()
+    assert "SessionStart: the brief of savepoint 1 is given unrecorded: lock" in errors, errors
+    assert not [line for line in index_lines(project) if line["event"] == "BRIEF_DELIVERED"]
