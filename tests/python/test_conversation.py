@@ -143,6 +143,25 @@ def test_claude_codes_wrappers_are_not_the_users_on_a_line_without_provenance(te
     assert conversation.user_text(user([{"type": "text", "text": text}])) == ""
 
 
+@pytest.mark.parametrize(
+    ("stamp", "unix"),
+    [
+        ("2026-12-05T00:00:02.000Z", 1796428802.0),
+        ("2026-12-05T01:00:02+01:00", 1796428802.0),
+        ("2026-12-05T00:00:02", 1796428802.0),  # no zone: UTC
+        ("0001-01-01T00:00:00Z", -62135596800.0),
+        ("9999-12-31T23:59:59-14:00", None),  # year 10000 once in UTC
+        ("0001-01-01T00:00:00+14:00", None),  # year 0 once in UTC
+        ("9999-12-31T23:59:59.999999Z", None),  # rounds to year 10000 as a float
+        ("yesterday", None),
+        (1796428802, None),
+        (None, None),
+    ],
+)
+def test_an_entry_says_when_it_was_written_only_as_a_time_a_date_can_show(stamp, unix):
+    assert conversation.written_at({"type": "user", "timestamp": stamp}) == unix
+
+
 def write(path, entries, tail=b""):
     path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in entries) + tail)
     return path

@@ -702,6 +702,32 @@ def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path):
     assert "mcp: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO, PRECOMPACT_KEYPAIR ignored" in logged
 
 
+def test_a_time_no_date_can_show_is_no_time_in_recall_show_and_the_mcp_tools(tmp_path):
+    # An ISO time that lands in year 10000 once in UTC (the transcript is outside input; Codex,
+    # Gemini and OpenCode state their own times): the entry reads "no time" everywhere, and
+    # recall, show and the MCP tools answer as for any other entry.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "late.jsonl", "s-late", START)
+    talk.turn_with("Check the ledger.", "ledger-check", "totals agree", f"One {RARE} remains.")
+    lines = talk.path.read_text().splitlines()
+    conclusion = json.loads(lines[3])
+    conclusion["timestamp"] = "9999-12-31T23:59:59-14:00"
+    talk.path.write_text("\n".join([*lines[:3], json.dumps(conclusion)]) + "\n")
+    save(project, talk)
+    found = precompact(project.path, "recall", RARE)
+    assert found.returncode == 0 and found.stdout.startswith("[1:4] savepoint 1 of Trial #1 · entry 4 · no time"), (
+        found.stdout + found.stderr
+    )
+    shown = precompact(project.path, "show", "1:3-4")
+    assert shown.returncode == 0 and "entry 4 · no time" in shown.stdout and "entry 3 · 2026-11-30T" in shown.stdout
+    assert (
+        json.loads(precompact(project.path, "show", "1:4", "--json").stdout)[0]["timestamp"] == conclusion["timestamp"]
+    )
+    _, answers = anyio.run(mcp_session, project, [("recall", {"query": RARE}), ("show", {"ref": "1:4"})])
+    for answer in answers:
+        assert not answer.is_error and "entry 4 · no time" in answer.content[0].text, answer.content[0].text
+
+
 def test_only_the_mcp_command_imports_the_sdk():
     code = "import sys; from precompact.edges import cli, hook, worker; from precompact.recall import fulltext; from precompact.restore import uncompact; assert 'mcp' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mcp'))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).returncode == 0

@@ -61,7 +61,7 @@ WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB 
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "7"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta
+SCHEMA_VERSION = "7"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -304,14 +304,9 @@ def saved_entries(
 
 
 def entry_time(entry: object) -> float | None:
-    """When an entry says it was written (Unix seconds), None when it does not say."""
-    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return _parse_time(stamp).timestamp()
-    except ValueError:
-        return None
+    """When an entry says it was written (Unix seconds), None when it does not say or says a
+    time no date can show (conversation.written_at)."""
+    return conversation.written_at(entry)
 
 
 def _parse_time(text: str) -> datetime:

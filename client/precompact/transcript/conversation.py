@@ -16,6 +16,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact.boundary import session_file
@@ -168,21 +169,33 @@ def summary_since(path: Path, unix_time: int, limit: int = TAIL_LIMIT_BYTES) -> 
     """The text of the newest compaction summary entry in the last `limit` bytes of the
     transcript at `path`, if Claude Code wrote it at or after `unix_time` (an older one is the
     summary of an earlier compaction); None otherwise."""
-    from datetime import datetime
-
     for entry in newest_entries(path, limit):
         if not entry.get("isCompactSummary"):
             continue
-        stamp = entry.get("timestamp")
-        try:
-            written = datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else None
-        except ValueError:
-            written = None
+        written = written_at(entry)
         if written is None or written < unix_time:
             return None
         # Claude Code marks it both ways; read as a user entry, it is the summary's text.
         return user_text({**entry, "isCompactSummary": False, "isVisibleInTranscriptOnly": False}) or None
     return None
+
+
+def written_at(entry: object) -> float | None:
+    """When a transcript entry says it was written (Unix seconds; a time without a zone is UTC),
+    None when it does not say, or says a time no date can show: the one reader of an entry's own
+    time (summary_since, recall's index, show, the viewer). `9999-12-31T23:59:59-14:00` is an ISO
+    time, but in year 10000 once in UTC, and `9999-12-31T23:59:59.999999Z` rounds to it as a
+    float."""
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+        unix = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        datetime.fromtimestamp(unix, UTC)  # raises for a time outside years 1 to 9999 in UTC
+    except (ValueError, OverflowError, OSError):
+        return None
+    return unix
 
 
 def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
