@@ -331,6 +331,38 @@ def test_a_dropped_list_refused_says_why_and_the_next_visit_lists_it_again(tmp_p
     assert "the history cannot be read" not in again and gone in _dropped_section(again)
 
 
+def test_an_entry_whose_time_no_date_can_show_is_shown_without_one(tmp_path):
+    # "9999-12-31T23:59:59-14:00" is in year 10000 once in UTC: the conversation page and a
+    # search that finds the entry are pages like any other, the entry without a time.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript = tmp_path / "late.jsonl"
+    times = ["2026-12-05T00:00:00.000Z", "9999-12-31T23:59:59-14:00"]
+    said = [("user", "Deploy the zebraquokka service."), ("assistant", [{"type": "text", "text": "Staging first."}])]
+    transcript.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "type": role,
+                    "uuid": f"u{n}",
+                    "sessionId": "s",
+                    "timestamp": times[n],
+                    "message": {"role": role, "content": content},
+                }
+            )
+            + "\n"
+            for n, (role, content) in enumerate(said)
+        )
+    )
+    assert precompact(project.path, "savepoint", "--transcript", str(transcript)).returncode in (0, 3)
+    loaded = configuration.load(project.path)
+    client = TestClient(app.create(loaded, "token", 8000, pages.Verdicts(loaded)), base_url="http://127.0.0.1:8000")
+    page = client.get("/token/conversation", params={"instance": "Trial #1", "sequence": 1})
+    assert page.status_code == 200 and "Staging first." in page.text and "2026-12-05T00:00:00Z" in page.text
+    assert "10000" not in page.text
+    found = client.get("/token/search", params={"q": "staging"})
+    assert found.status_code == 200 and "Staging first." in found.text
+
+
 def test_the_conversation_is_paged_and_every_page_holds_what_show_prints(tmp_path):
     planted = planted_project(tmp_path, seeds=(5,))  # made by this test's machine key, so vouched for here
     loaded, client = _in_process(planted)

@@ -48,6 +48,7 @@ from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError, WrongValue
 from precompact.local import capture, chunks, savepoint_log, snapshot
+from precompact.transcript import conversation
 from precompact.verifier import signed, verdicts
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB 
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "6"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again
+SCHEMA_VERSION = "7"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -226,7 +227,10 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
                 elif isinstance(block, dict):
                     answered = _block_facts(block, tool_names, texts, tools) or answered
         flagged = entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isSidechain")
-        role = "meta" if flagged else "tool" if answered else "user" if kind == "user" else "assistant"
+        # A user line is the user's only when conversation.user_text says the user typed it; the
+        # rest (a task notification, hook feedback, a slash command's output) is Claude Code's.
+        typed = kind == "assistant" or bool(conversation.user_text(entry))
+        role = "meta" if flagged else "tool" if answered else "meta" if not typed else kind
     else:
         # `kind` may be any JSON value: only a string is looked up.
         if isinstance(kind, str) and kind in _OWN_TEXT:
@@ -300,14 +304,9 @@ def saved_entries(
 
 
 def entry_time(entry: object) -> float | None:
-    """When an entry says it was written (Unix seconds), None when it does not say."""
-    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return _parse_time(stamp).timestamp()
-    except ValueError:
-        return None
+    """When an entry says it was written (Unix seconds), None when it does not say or says a
+    time no date can show (conversation.written_at)."""
+    return conversation.written_at(entry)
 
 
 def _parse_time(text: str) -> datetime:

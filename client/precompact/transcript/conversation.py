@@ -1,10 +1,13 @@
 """What was said in a Claude Code transcript, as opposed to what Claude Code wrote around it.
 
 Claude Code stores its own entries among the conversation's: the compaction summary
-(`isCompactSummary`), caveats and other `isMeta` lines, slash commands (`<command-name>`) and
-their output (`<local-command-stdout>`), system reminders, and sidechains (subagents). None of
+(`isCompactSummary`), caveats, hook feedback and other `isMeta` lines, slash commands
+(`<command-name>`) and their output (`<local-command-stdout>`), system reminders, a background
+task's `<task-notification>` (a subagent's result inside), and sidechains (subagents). None of
 them is something the user or the model said, so none counts as new conversation, and none is
-quoted back as a user request.
+quoted back as a user request. A user line is the user's own only when what Claude Code records
+of its provenance says so and its text opens with none of Claude Code's wrappers
+(docs/agents.md, "What Claude Code writes as a user line").
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from precompact.boundary import session_file
@@ -39,7 +43,20 @@ PLAN_TOOLS = {
     "update_plan": ("plan", "step"),
     "write_todos": ("todos", "description"),
 }
+# Who put a user line there, as Claude Code 2.1.332 records it: `origin.kind` ("human" when a
+# person typed it; "task-notification", "channel", "peer", "auto-continuation"... when Claude
+# Code or something it relays did) and `promptSource` ("typed", "queued" for a prompt typed
+# while a turn ran, "suggestion_accepted" for a suggestion the user sent, "sdk" under `-p` and
+# the Agent SDK; "system" for its own). A line without them (older versions, the other agents'
+# readers) is judged by its text alone; any other value is not the user's.
+_HUMAN_ORIGINS = frozenset({"human"})
+_USER_PROMPT_SOURCES = frozenset({"typed", "queued", "suggestion_accepted", "sdk"})
+# How Claude Code's own texts open when it writes them as a user line.
 _META_PREFIXES = (
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+    "Stop hook feedback:",
+    "<bash-input>",
     "<command-name>",
     "<command-message>",
     "<command-args>",
@@ -61,9 +78,23 @@ def _is_meta_text(text: str) -> bool:
     return text.lstrip().startswith(_META_PREFIXES)
 
 
+def _typed_by_user(entry: dict) -> bool:
+    """Whether the provenance Claude Code records on a user line (if any) names the user."""
+    origin = entry.get("origin")
+    if origin is not None and not (isinstance(origin, dict) and _one_of(origin.get("kind"), _HUMAN_ORIGINS)):
+        return False
+    source = entry.get("promptSource")
+    return source is None or _one_of(source, _USER_PROMPT_SOURCES)
+
+
+def _one_of(value: object, known: frozenset[str]) -> bool:
+    return isinstance(value, str) and value in known
+
+
 def user_text(entry: dict) -> str:
-    """What the user typed in a main-chain user entry (empty for tool results and meta entries)."""
-    if entry.get("type") != "user" or _flagged(entry):
+    """What the user typed in a main-chain user entry (empty for tool results, meta entries and
+    lines Claude Code wrote as the user's: see the module's docstring)."""
+    if entry.get("type") != "user" or _flagged(entry) or not _typed_by_user(entry):
         return ""
     content = _content(entry)
     if isinstance(content, str):
@@ -138,21 +169,33 @@ def summary_since(path: Path, unix_time: int, limit: int = TAIL_LIMIT_BYTES) -> 
     """The text of the newest compaction summary entry in the last `limit` bytes of the
     transcript at `path`, if Claude Code wrote it at or after `unix_time` (an older one is the
     summary of an earlier compaction); None otherwise."""
-    from datetime import datetime
-
     for entry in newest_entries(path, limit):
         if not entry.get("isCompactSummary"):
             continue
-        stamp = entry.get("timestamp")
-        try:
-            written = datetime.fromisoformat(stamp).timestamp() if isinstance(stamp, str) else None
-        except ValueError:
-            written = None
+        written = written_at(entry)
         if written is None or written < unix_time:
             return None
         # Claude Code marks it both ways; read as a user entry, it is the summary's text.
         return user_text({**entry, "isCompactSummary": False, "isVisibleInTranscriptOnly": False}) or None
     return None
+
+
+def written_at(entry: object) -> float | None:
+    """When a transcript entry says it was written (Unix seconds; a time without a zone is UTC),
+    None when it does not say, or says a time no date can show: the one reader of an entry's own
+    time (summary_since, recall's index, show, the viewer). `9999-12-31T23:59:59-14:00` is an ISO
+    time, but in year 10000 once in UTC, and `9999-12-31T23:59:59.999999Z` rounds to it as a
+    float."""
+    stamp = entry.get("timestamp") if isinstance(entry, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+        unix = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        datetime.fromtimestamp(unix, UTC)  # raises for a time outside years 1 to 9999 in UTC
+    except (ValueError, OverflowError, OSError):
+        return None
+    return unix
 
 
 def newest_entries(path: Path, limit: int = TAIL_LIMIT_BYTES) -> Iterator[dict]:
