@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
@@ -358,3 +360,70 @@ def test_import_says_a_projects_json_it_cannot_read_is_unreadable_and_none_is_no
         [line] = done.stderr.strip().splitlines()
         assert str(listing) in line and "cannot be read" in line and "nothing was imported" in line
         assert json.loads(imported("--json").stdout)["exit_code"] == 1
+
+
+def sparse_long_line(path: Path, records: list, size: int) -> int:
+    """Writes `records`, then a line of `size` bytes (sparse: next to nothing on disk), then
+    `records` again; returns where the long line starts."""
+    write(path, records)
+    start = path.stat().st_size
+    with path.open("r+b") as f:
+        f.truncate(start + size)
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n" + b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    return start
+
+
+def test_a_chat_file_line_over_the_cap_fails_its_session_alone_and_is_not_read_whole(tmp_path):
+    """A chat line longer than a transcript line may be (claude_code.MAX_LINE_BYTES) is refused
+    once that much of it is read, never read whole into memory (was: the whole file read at
+    once): its session fails in one line naming where the line starts, and the project's other
+    sessions are imported."""
+    import tracemalloc
+
+    from precompact.boundary import session_file
+    from precompact.transcript import claude_code
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "p" / "chats"
+    chats.mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "p"}}))
+    write(chats / "session-2026-12-02T06-17-good.jsonl", CHAT)
+    huge = chats / "session-2026-12-02T06-18-huge.jsonl"
+    start = sparse_long_line(huge, [{**HEADER, "sessionId": "huge"}], 4 * claude_code.MAX_LINE_BYTES)
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(session_file.LineTooLong) as refused:
+            gemini.read(huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * claude_code.MAX_LINE_BYTES, f"{peak} bytes held to refuse it"
+    said_why = f"its line at byte {start} is longer than 16 MiB, the most read of one line"
+    assert refused.value.strerror == said_why
+
+    done = precompact(project.path, "import", "--agent", "gemini", "--json", env={"HOME": str(home)})
+    assert done.returncode == 1, done.stderr
+    sessions = json.loads(done.stdout)["sessions"]
+    assert [(s["outcome"], s["reason"]) for s in sessions] == [
+        ("saved", None),
+        ("failed", f"cannot read it: {said_why}"),
+    ]
+    assert sessions[0]["session_id"] == SESSION
+
+
+def test_a_projects_json_line_over_the_cap_is_one_line_naming_it_and_exit_1(tmp_path):
+    from precompact.transcript import claude_code
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    listing = home / ".gemini" / "projects.json"
+    sparse_long_line(listing, [], 2 * claude_code.MAX_LINE_BYTES)
+    done = precompact(project.path, "import", "--agent", "gemini", env={"HOME": str(home)})
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert f"Gemini CLI's {listing} cannot be read (its line at byte 0 is longer than 16 MiB" in line
+    assert "nothing was imported" in line

@@ -58,9 +58,11 @@ class Document:
 
 
 def read(path: Path) -> Document:
-    """The chat file at `path` as a document; OSError when it cannot be read."""
+    """The chat file at `path` as a document; OSError when it cannot be read (LineTooLong: a line
+    longer than a transcript line may be, claude_code.MAX_LINE_BYTES, refused once that much of
+    it is read, never read whole into memory)."""
     with session_file.open_read(path) as f:
-        return parse(f.read())
+        return parse(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, path))
 
 
 def parse(raw: bytes) -> Document:
@@ -254,7 +256,7 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
     listing = home / ".gemini" / "projects.json"
     try:
         with session_file.open_read(listing) as f:
-            read = orjson.loads(f.read())
+            read = orjson.loads(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, listing))
     except FileNotFoundError:
         return []
     except OSError as e:
