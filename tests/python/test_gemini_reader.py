@@ -427,3 +427,47 @@ def test_a_projects_json_line_over_the_cap_is_one_line_naming_it_and_exit_1(tmp_
     [line] = done.stderr.strip().splitlines()
     assert f"Gemini CLI's {listing} cannot be read (its line at byte 0 is longer than 16 MiB" in line
     assert "nothing was imported" in line
+
+
+def test_a_gemini_chats_folder_that_cannot_be_listed_is_one_line_naming_it_and_exit_1(tmp_path, monkeypatch):
+    """A project's folder with no `chats` folder yet is nothing to import; a `chats` that is a
+    file, or that this user may not list, is one line naming it, nothing imported, exit 1 (was:
+    skipped without a word, '0 session(s) found', exit 0)."""
+    import errno
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini" / "tmp" / "p").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "p"}}))
+    chats = home / ".gemini" / "tmp" / "p" / "chats"
+
+    def imported(*json_asked: str) -> subprocess.CompletedProcess:
+        return precompact(project.path, "import", "--agent", "gemini", *json_asked, env={"HOME": str(home)})
+
+    none = imported()
+    assert none.returncode == 0 and "0 session(s) found" in none.stdout, "no chats folder: nothing to import"
+    chats.write_text("not a folder")
+    done = imported()
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert f"Gemini CLI's chats folder {chats} cannot be listed (Not a directory)" in line
+    assert "nothing was imported" in line and "precompact import --agent gemini" in line
+    assert json.loads(imported("--json").stdout)["exit_code"] == 1
+
+    chats.unlink()
+    chats.mkdir()
+    write(chats / "session-2026-12-02T06-17-good.jsonl", CHAT)
+    assert [p.name for p in gemini.sessions_in(project.path, home)] == ["session-2026-12-02T06-17-good.jsonl"]
+    scandir = os.scandir
+
+    def listing(path):
+        if Path(path) == chats:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(gemini.os, "scandir", listing)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project.path)
+    refused = invoke("import", "--agent", "gemini")
+    assert refused.exit_code == 1
+    assert f"Gemini CLI's chats folder {chats} cannot be listed (Permission denied)" in refused.output
