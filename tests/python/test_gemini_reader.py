@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from precompact.config import gemini_compression
 from precompact.config import install as installer
 from precompact.transcript import conversation, gemini
@@ -358,3 +360,114 @@ def test_import_says_a_projects_json_it_cannot_read_is_unreadable_and_none_is_no
         [line] = done.stderr.strip().splitlines()
         assert str(listing) in line and "cannot be read" in line and "nothing was imported" in line
         assert json.loads(imported("--json").stdout)["exit_code"] == 1
+
+
+def sparse_long_line(path: Path, records: list, size: int) -> int:
+    """Writes `records`, then a line of `size` bytes (sparse: next to nothing on disk), then
+    `records` again; returns where the long line starts."""
+    write(path, records)
+    start = path.stat().st_size
+    with path.open("r+b") as f:
+        f.truncate(start + size)
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n" + b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    return start
+
+
+def test_a_chat_file_line_over_the_cap_fails_its_session_alone_and_is_not_read_whole(tmp_path):
+    """A chat line longer than a transcript line may be (claude_code.MAX_LINE_BYTES) is refused
+    once that much of it is read, never read whole into memory (was: the whole file read at
+    once): its session fails in one line naming where the line starts, and the project's other
+    sessions are imported."""
+    import tracemalloc
+
+    from precompact.boundary import session_file
+    from precompact.transcript import claude_code
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "p" / "chats"
+    chats.mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "p"}}))
+    write(chats / "session-2026-12-02T06-17-good.jsonl", CHAT)
+    huge = chats / "session-2026-12-02T06-18-huge.jsonl"
+    start = sparse_long_line(huge, [{**HEADER, "sessionId": "huge"}], 4 * claude_code.MAX_LINE_BYTES)
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(session_file.LineTooLong) as refused:
+            gemini.read(huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * claude_code.MAX_LINE_BYTES, f"{peak} bytes held to refuse it"
+    said_why = f"its line at byte {start} is longer than 16 MiB, the most read of one line"
+    assert refused.value.strerror == said_why
+
+    done = precompact(project.path, "import", "--agent", "gemini", "--json", env={"HOME": str(home)})
+    assert done.returncode == 1, done.stderr
+    sessions = json.loads(done.stdout)["sessions"]
+    assert [(s["outcome"], s["reason"]) for s in sessions] == [
+        ("saved", None),
+        ("failed", f"cannot read it: {said_why}"),
+    ]
+    assert sessions[0]["session_id"] == SESSION
+
+
+def test_a_projects_json_line_over_the_cap_is_one_line_naming_it_and_exit_1(tmp_path):
+    from precompact.transcript import claude_code
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    listing = home / ".gemini" / "projects.json"
+    sparse_long_line(listing, [], 2 * claude_code.MAX_LINE_BYTES)
+    done = precompact(project.path, "import", "--agent", "gemini", env={"HOME": str(home)})
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert f"Gemini CLI's {listing} cannot be read (its line at byte 0 is longer than 16 MiB" in line
+    assert "nothing was imported" in line
+
+
+def test_a_gemini_chats_folder_that_cannot_be_listed_is_one_line_naming_it_and_exit_1(tmp_path, monkeypatch):
+    """A project's folder with no `chats` folder yet is nothing to import; a `chats` that is a
+    file, or that this user may not list, is one line naming it, nothing imported, exit 1 (was:
+    skipped without a word, '0 session(s) found', exit 0)."""
+    import errno
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    (home / ".gemini" / "tmp" / "p").mkdir(parents=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(project.path): "p"}}))
+    chats = home / ".gemini" / "tmp" / "p" / "chats"
+
+    def imported(*json_asked: str) -> subprocess.CompletedProcess:
+        return precompact(project.path, "import", "--agent", "gemini", *json_asked, env={"HOME": str(home)})
+
+    none = imported()
+    assert none.returncode == 0 and "0 session(s) found" in none.stdout, "no chats folder: nothing to import"
+    chats.write_text("not a folder")
+    done = imported()
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert f"Gemini CLI's chats folder {chats} cannot be listed (Not a directory)" in line
+    assert "nothing was imported" in line and "precompact import --agent gemini" in line
+    assert json.loads(imported("--json").stdout)["exit_code"] == 1
+
+    chats.unlink()
+    chats.mkdir()
+    write(chats / "session-2026-12-02T06-17-good.jsonl", CHAT)
+    assert [p.name for p in gemini.sessions_in(project.path, home)] == ["session-2026-12-02T06-17-good.jsonl"]
+    scandir = os.scandir
+
+    def listing(path):
+        if Path(path) == chats:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(gemini.os, "scandir", listing)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project.path)
+    refused = invoke("import", "--agent", "gemini")
+    assert refused.exit_code == 1
+    assert f"Gemini CLI's chats folder {chats} cannot be listed (Permission denied)" in refused.output

@@ -495,3 +495,33 @@ def test_a_chunk_that_continues_another_is_checked_against_both_names():
     longer = ref(grown_bytes + b"{}")
     with pytest.raises(chunks.ChunkError, match="do not hash"):
         chunks.checked_continuing(before, before_bytes, longer)
+
+
+def test_a_session_with_a_line_over_the_cap_goes_on_from_past_it(tmp_path, source, resumes):
+    """A line longer than MAX_LINE_BYTES (read in blocks, never whole) counts in the resume
+    point's offset and hash as its bytes do: the next savepoint goes on from there, and gives
+    what a read from the start gives."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript_file = tmp_path / "session.jsonl"
+    half = len(source) // 2
+    with transcript_file.open("wb") as f:
+        f.writelines(source[:half])
+        start = f.tell()
+        f.write(b'{"type":"user","message":{"content":"')
+        f.truncate(start + 2 * transcript.MAX_LINE_BYTES)  # sparse
+        f.seek(0, 2)
+        f.write(b"\n")
+        f.writelines(source[half : half + 10])
+    first = save(project, transcript_file, "s-1")
+    with transcript_file.open("ab") as f:
+        f.writelines(source[half + 10 :])
+    second = save(project, transcript_file, "s-1")
+    assert resumes == [False, True]
+    (project.logs / resume.RESUME_DIR / f"{resume.key('Trial #1', 's-1', str(transcript_file))}.json").unlink()
+    third = save(project, transcript_file, "s-1")
+    assert resumes[-1] is False and same_content(document(second), document(third))
+    history_entries = document(third)["conversation_history"]
+    [kept] = [e[transcript.UNPARSED] for e in history_entries if transcript.UNPARSED in e]
+    assert kept["bytes"] == 2 * transcript.MAX_LINE_BYTES
+    assert len(history_entries) == sum(1 for line in source if line.strip()) + 1
+    assert document(first)["transcript"]["malformed_lines"] == 1

@@ -5,6 +5,7 @@ entry is kept as its text, redacted."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -139,3 +140,85 @@ def test_the_other_agents_readers_keep_a_line_nested_too_deep_as_its_text(tmp_pa
     path.write_bytes(deep + b"\n")
     document = codex.read(path) if reader == "codex" else gemini.read(path)
     assert document.lines == [deep + b"\n"]
+
+
+def sparse_long_line(path, before: list[bytes], head: bytes, size: int, after: list[bytes]) -> int:
+    """Writes `before`, a line of `size` bytes starting with `head` (zeros after it: sparse, next
+    to nothing on disk), then `after`; returns where the long line starts."""
+    with path.open("wb") as f:
+        f.writelines(line + b"\n" for line in before)
+        start = f.tell()
+        f.write(head)
+        f.truncate(start + size)
+        f.seek(0, 2)
+        f.write(b"\n")
+        f.writelines(line + b"\n" for line in after)
+    return start
+
+
+def test_a_line_over_the_cap_is_read_in_blocks_never_whole_and_kept_as_its_head(tmp_path):
+    """A line of four times MAX_LINE_BYTES is never in memory whole (was: read whole by
+    readline, then dropped): it comes as a LongLine, its entry the same unparsed head as a line
+    just over the cap, and the lines after it are read."""
+    import tracemalloc
+
+    size = 4 * transcript.MAX_LINE_BYTES
+    path = tmp_path / "session.jsonl"
+    later = {**SAID, "uuid": "u-2"}
+    head = b'{"type":"user","message":{"content":"' + SECRET.encode()
+    start = sparse_long_line(path, [json.dumps(SAID).encode()], head, size, [json.dumps(later).encode()])
+
+    scan = transcript.TranscriptScan(path=str(path))
+    read, hashed = [], hashlib.sha256()
+    tracemalloc.start()
+    try:
+        for block in transcript.blocks(path, scan):
+            read.append(block)
+            for raw in block.raw() if isinstance(block, transcript.LongLine) else [block]:
+                hashed.update(raw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * transcript.MAX_LINE_BYTES, f"{peak} bytes held to read past it"
+    [first, long, last] = read
+    assert isinstance(long, transcript.LongLine) and (long.start, long.size) == (start, size + 1)
+    assert hashed.digest() == hashlib.sha256(path.read_bytes()).digest(), "its bytes, read again, are the file's"
+    kept = long.entry(scan)[transcript.UNPARSED]
+    assert kept["problem"] == f"longer than {transcript.MAX_LINE_BYTES} bytes"
+    assert kept["bytes"] == size and kept["truncated"] is True and kept["text"].startswith(head.decode())
+    assert len(kept["text"].encode()) <= transcript.UNPARSED_TEXT_BYTES
+    assert scan.malformed_lines == 1 and not scan.partial_last_line
+    assert [entry["uuid"] for block in (first, last) for _, entry in transcript.entries(block.split(b"\n"), scan)] == [
+        "u-1",
+        "u-2",
+    ]
+
+
+def test_a_line_over_the_cap_still_being_written_is_a_partial_last_line(tmp_path):
+    path = tmp_path / "session.jsonl"
+    said = json.dumps(SAID).encode() + b"\n"
+    path.write_bytes(said + b'{"type":"user","message":{"content":"' + b"x" * (transcript.MAX_LINE_BYTES + 10))
+    scan = transcript.TranscriptScan(path=str(path))
+    assert list(transcript.blocks(path, scan)) == [said]
+    assert scan.partial_last_line is True and scan.malformed_lines == 0
+
+
+def test_a_line_over_the_cap_through_the_hook_is_redacted_and_the_lines_after_it_saved(tmp_path):
+    """The savepoint stores a line four times the cap as its redacted head, counts it, and keeps
+    the entry after it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    path = tmp_path / "session.jsonl"
+    head = b'{"type":"user","message":{"content":"' + SECRET.encode()
+    later = {**SAID, "uuid": "u-2"}
+    sparse_long_line(
+        path, [json.dumps(SAID).encode()], head, 4 * transcript.MAX_LINE_BYTES, [json.dumps(later).encode()]
+    )
+    result = hook(payload("PreCompact", project.path, path), cwd=project.path)
+    assert result.returncode == 0, result.stderr
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    document = json.loads(full_document(project.path / savepoint.created["snapshot_file"]))
+    [kept] = unparsed(document)
+    assert kept["bytes"] == 4 * transcript.MAX_LINE_BYTES and kept["truncated"] is True
+    assert SECRET not in kept["text"] and "[REDACTED:github_token]" in kept["text"]
+    assert document["transcript"]["malformed_lines"] == 1
+    assert [e.get("uuid") for e in document["conversation_history"]] == ["u-1", None, "u-2"]

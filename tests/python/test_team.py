@@ -930,9 +930,10 @@ def test_a_teammates_index_copy_over_what_precompact_writes_is_a_verdict_for_sta
 
 
 def _judged_at_the_tip_alone(reader: Person, owner: Person, tip: str, why: str) -> None:
-    """`status --remote` fails `owner`'s branch at `tip` for `why`, and `recall --from` refuses
-    it in the same words naming that commit, exit 1 both, with `owner`'s key pinned: a
-    teammate's branch is judged at its tip (docs/cli.md), its history not read."""
+    """`status --remote` fails `owner`'s branch at `tip` for `why`, and `recall --from` and
+    `resurrect --from` / `--instance` refuse it in the same words naming that commit, exit 1
+    all, with `owner`'s key pinned: a teammate's branch is judged at its tip (docs/cli.md), its
+    history not read."""
     listed = reader.run("status", "--remote", "--signer", _signing_key(owner))
     assert listed.returncode == 1, listed.stdout + listed.stderr
     lines = listed.stdout.splitlines()
@@ -946,6 +947,13 @@ def _judged_at_the_tip_alone(reader: Person, owner: Person, tip: str, why: str) 
     assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
     said = f"Error: {owner.name}'s branch {owner.branch} at {tip[:12]}: {why}; nothing was searched (a teammate's branch is read at its tip only: its history is not checked here)"
     assert refused.stderr.splitlines() == [said], refused.stderr
+
+    # resurrect reads the branch's index through its own code (restore/resurrect.py): the same verdict.
+    for asked in ("--from", "--instance"):
+        resurrected = reader.run("resurrect", asked, owner.name, "--signer", _signing_key(owner))
+        assert resurrected.returncode == 1 and resurrected.stdout == "", resurrected.stdout + resurrected.stderr
+        said = f"Error: {owner.name}'s branch {owner.branch} at {tip[:12]}: {why}; nothing was resurrected (a teammate's branch is read at its tip only: its history is not checked here)"
+        assert resurrected.stderr.splitlines() == [said], resurrected.stderr
 
 
 def test_a_teammates_index_copy_with_a_line_that_does_not_parse_fails_status_remote_and_recall_from_alike(tmp_path):
@@ -962,4 +970,12 @@ def test_a_teammates_index_copy_with_a_line_that_does_not_parse_fails_status_rem
     lines = len(run_git(remote, "show", f"refs/heads/{alice.branch}:{index}").splitlines())
     _rewritten(tmp_path, remote, alice.branch, lambda work: (work / index).open("a").write("not json\n"))
     tip = run_git(remote, "rev-parse", f"refs/heads/{alice.branch}").strip()
-    _judged_at_the_tip_alone(bob, alice, tip, f"line {lines + 1} of its index copy does not parse")
+    why = f"line {lines + 1} of its index copy does not parse"
+    _judged_at_the_tip_alone(bob, alice, tip, why)
+
+    # alice on a machine of her own with no logs/ yet: her own branch, refused alike, `restore` named.
+    again = person(tmp_path, "alice", str(remote), "--no-encrypt", folder="alice-new")
+    refused = again.run("resurrect")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    said = f"Error: alice's branch {alice.branch} at {tip[:12]}: {why}; nothing was resurrected (`precompact restore` reads your branch's history back past it)"
+    assert refused.stderr.splitlines() == [said], refused.stderr

@@ -868,6 +868,16 @@ def _write_history(
             handle.seek(0)
             prefix, offset = hashlib.sha256(), 0
         for whole in transcript.read_blocks(handle, scan):
+            if isinstance(whole, transcript.LongLine):
+                if end is not None and end <= offset:
+                    break
+                for raw in whole.raw():
+                    prefix.update(raw)
+                offset += whole.size
+                writer.add(long_line_part(whole, scan, redactor))
+                if writer.full:
+                    writer.cut()
+                continue
             block = whole if end is None else whole[: max(end - offset, 0)]
             if not block:
                 break
@@ -907,6 +917,15 @@ def history_part(block: bytes, scan: transcript.TranscriptScan, redactor) -> byt
         return data + b","
 
     return b"".join(stored(number, entry) for number, entry in transcript.entries(lines, scan))
+
+
+def long_line_part(line: transcript.LongLine, scan: transcript.TranscriptScan, redactor) -> bytes:
+    """A line longer than the transcript reader parses, as the history stores it: its head as
+    text, redacted unless `redactor` is None."""
+    from precompact.local.canonical import canonical
+
+    entry = line.entry(scan)
+    return canonical(redactor.redact(entry) if redactor is not None else entry) + b","
 
 
 # Context windows Claude Code 2.1.332 reports (`modelUsage.contextWindow`) for the models it

@@ -353,11 +353,25 @@ def _savepoints(
         )
     if isinstance(committed, gitstore.Unopened):
         raise ResurrectError(f"the savepoints on branch {branch} cannot be read: {committed}")
-    if not isinstance(committed, bytes):
+    if not isinstance(committed, (bytes, gitstore.Oversized)):
         raise ResurrectError(
             f"branch {branch} in {config.repository} holds no {index.name}; it is not a precompact savepoint branch"
         )
-    savepoints = savepoint_log.of_instance(savepoint_log.parse(committed.splitlines(keepends=True)).savepoints, name)
+    from precompact.verifier import team
+
+    read = team.parsed_copy(committed)
+    if isinstance(read, str):
+        # Judged at its tip as `status --remote` and `recall --from` judge it: an index copy
+        # precompact does not write is refused whole, never read for the lines that parse.
+        history = (
+            "`precompact restore` reads your branch's history back past it"
+            if name == config.instance
+            else "a teammate's branch is read at its tip only: its history is not checked here"
+        )
+        raise ResurrectError(
+            f"{quoting.name(name)}'s branch {branch} at {remote.tip[:12]}: {read}; nothing was resurrected ({history})"
+        )
+    savepoints = savepoint_log.of_instance(read.savepoints, name)
     if not savepoints:
         raise ResurrectError(
             f"no savepoint of {quoting.name(name)} in {quoting.path(index)} or on branch {branch}; check the instance name (see `precompact status --remote`)"

@@ -230,10 +230,11 @@ def _row_digest(entry: dict, uuid: str) -> int:
     return int.from_bytes(hashed.digest(), "little")
 
 
-def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes]:
+def blocks(path: Path, scan: TranscriptScan) -> Iterator[bytes | LongLine]:
     """The transcript's complete lines, about `BLOCK_BYTES` at a time (a block always ends with a
-    newline; one longer line is a block of its own), so that per-line work can be done per block.
-    A partial last line is left out and flagged in `scan`."""
+    newline; one longer line is a block of its own, and one longer than MAX_LINE_BYTES a
+    LongLine), so that per-line work can be done per block. A partial last line is left out and
+    flagged in `scan`."""
     handle = open_transcript(path, scan)
     if handle is None:
         return
@@ -259,10 +260,60 @@ def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
     return handle
 
 
-def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
-    """`blocks`, from where `handle` stands (the start of a line)."""
+@dataclass(frozen=True)
+class LongLine:
+    """A whole line longer than MAX_LINE_BYTES, never held in memory: where it starts in the
+    transcript, its size (its newline included), its first UNPARSED_TEXT_BYTES, and the open
+    transcript, for `raw` to read its bytes again a block at a time."""
+
+    start: int
+    size: int
+    head: bytes
+    handle: BinaryIO
+
+    def raw(self) -> Iterator[bytes]:
+        """The line's bytes as the transcript now holds them, a block at a time (the resume point
+        hashes them; `read_blocks` goes on from the line's end whatever was read here)."""
+        self.handle.seek(self.start)
+        left = self.size
+        while left and (block := self.handle.read(min(left, _LONG_LINE_STEP))):
+            left -= len(block)
+            yield block
+
+    def entry(self, scan: TranscriptScan) -> dict:
+        """The line as `entries` gives one longer than MAX_LINE_BYTES (counted in `scan`)."""
+        scan.malformed_lines += 1
+        kept = unparsed_entry(self.head, f"longer than {MAX_LINE_BYTES} bytes")
+        kept[UNPARSED].update(bytes=self.size - 1, truncated=True)
+        return kept
+
+
+# How much of a line longer than MAX_LINE_BYTES is read at a time, looking for its end.
+_LONG_LINE_STEP = 1 << 20
+
+
+def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes | LongLine]:
+    """`blocks`, from where `handle` stands (the start of a line). No more of a line than
+    MAX_LINE_BYTES and a block is held: a longer one comes as a LongLine of its own, once its end
+    is found (read through a block at a time; a longer last line still being written is a
+    partial last line, as any)."""
     while block := handle.read(BLOCK_BYTES):
-        block += handle.readline()
+        opened = block.rfind(b"\n") + 1  # where the line the block leaves open starts
+        rest = _line_rest(handle, MAX_LINE_BYTES + 1 - (len(block) - opened))
+        if not rest.endswith(b"\n") and len(block) - opened + len(rest) > MAX_LINE_BYTES:
+            if opened:
+                yield block[:opened]
+            start = handle.tell() - len(rest) - (len(block) - opened)
+            head = (block[opened:] + rest[:UNPARSED_TEXT_BYTES])[:UNPARSED_TEXT_BYTES]
+            del rest
+            long = _long_line(handle, start, head)
+            if long is None:
+                scan.partial_last_line = True
+                return
+            yield long
+            handle.seek(long.start + long.size)
+            continue
+        block += rest
         if not block.endswith(b"\n"):
             scan.partial_last_line = True
             block = block[: block.rfind(b"\n") + 1]
@@ -270,6 +321,28 @@ def read_blocks(handle: BinaryIO, scan: TranscriptScan) -> Iterator[bytes]:
             yield block
         if scan.partial_last_line:
             return
+
+
+def _line_rest(handle: BinaryIO, most: int) -> bytes:
+    """The rest of the line `handle` stands in, at most `most` bytes of it (readline with a
+    limit that large holds it twice while reading: a block at a time instead)."""
+    pieces = [handle.readline(min(most, _LONG_LINE_STEP))]
+    most -= len(pieces[0])
+    while most and pieces[-1] and not pieces[-1].endswith(b"\n"):
+        pieces.append(handle.readline(min(most, _LONG_LINE_STEP)))
+        most -= len(pieces[-1])
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _long_line(handle: BinaryIO, start: int, head: bytes) -> LongLine | None:
+    """The line starting at `start`, of which `head` is the start and `handle` stands after
+    MAX_LINE_BYTES of it with no newline, read through to its end a block at a time; None when
+    the transcript ends first."""
+    while step := handle.read(_LONG_LINE_STEP):
+        ended = step.find(b"\n")
+        if ended >= 0:
+            return LongLine(start, handle.tell() - len(step) + ended + 1 - start, head, handle)
+    return None
 
 
 def entries(lines: list[bytes], scan: TranscriptScan) -> Iterator[tuple[int, dict]]:

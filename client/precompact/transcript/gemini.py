@@ -22,7 +22,9 @@ from as `agent_record`; a `$set.messages` keeps only the ids of messages already
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +60,11 @@ class Document:
 
 
 def read(path: Path) -> Document:
-    """The chat file at `path` as a document; OSError when it cannot be read."""
+    """The chat file at `path` as a document; OSError when it cannot be read (LineTooLong: a line
+    longer than a transcript line may be, claude_code.MAX_LINE_BYTES, refused once that much of
+    it is read, never read whole into memory)."""
     with session_file.open_read(path) as f:
-        return parse(f.read())
+        return parse(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, path))
 
 
 def parse(raw: bytes) -> Document:
@@ -254,7 +258,7 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
     listing = home / ".gemini" / "projects.json"
     try:
         with session_file.open_read(listing) as f:
-            read = orjson.loads(f.read())
+            read = orjson.loads(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, listing))
     except FileNotFoundError:
         return []
     except OSError as e:
@@ -273,9 +277,26 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
             or not conversation.ran_within(directory, root)
         ):
             continue
-        chats = home / ".gemini" / "tmp" / slug / "chats"
-        found += [p for p in chats.glob("session-*.jsonl") if p.is_file() and not p.is_symlink()]
+        found += [
+            p for p in _chat_files(home / ".gemini" / "tmp" / slug / "chats") if p.is_file() and not p.is_symlink()
+        ]
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def _chat_files(chats: Path) -> list[Path]:
+    """The `session-*.jsonl` paths in `chats`; none when there is no such folder (Gemini has not
+    written a session there yet), a PrecompactError naming it when it cannot be listed (which
+    sessions are this project's is then not known)."""
+    try:
+        with os.scandir(chats) as entries:
+            return [chats / entry.name for entry in entries if fnmatch.fnmatchcase(entry.name, "session-*.jsonl")]
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise PrecompactError(
+            f"Gemini CLI's chats folder {chats} cannot be listed ({e.strerror or e}), so nothing was imported; "
+            "make it a folder this user can read, then run `precompact import --agent gemini` again"
+        ) from None
 
 
 def _unreadable(listing: Path, why: str) -> PrecompactError:
