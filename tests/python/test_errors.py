@@ -20,6 +20,7 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 INTERNAL = {
     "Broken",
     "FrozenRecordError",
+    "LineTooLong",  # an OSError: every reader reports it as a session file it cannot read
     "NotASessionFile",
     "Refused",
     "RepeatedKey",

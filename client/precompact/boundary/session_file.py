@@ -20,7 +20,6 @@ import errno
 import io
 import os
 import stat
-from typing import BinaryIO
 
 from precompact.boundary import small_file
 
@@ -60,7 +59,7 @@ def open_read(path: str | os.PathLike) -> io.BufferedReader:
         raise
 
 
-def capped_lines(handle: BinaryIO, limit: int, path: str | os.PathLike) -> bytes:
+def capped_lines(handle: io.BufferedIOBase, limit: int, path: str | os.PathLike) -> bytes:
     """What `handle` (`path` open) holds from where it stands to its end (a last line still being
     written included), each line at most `limit` bytes: LineTooLong, in one line naming where the
     first longer one starts, as soon as that many bytes of it are read. A read takes at most `limit`

@@ -22,11 +22,11 @@ hook-injected context, the compaction's summary answer) is flagged `isMeta` or
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import orjson
 
@@ -65,7 +65,7 @@ def read(path: Path) -> Document:
         return read_from(read_rest(f, path), 0)
 
 
-def read_rest(handle: BinaryIO, path: Path) -> bytes:
+def read_rest(handle: io.BufferedIOBase, path: Path) -> bytes:
     """The rollout's bytes from where `handle` (`path` open) stands, none of its lines longer than
     a transcript line may be (claude_code.MAX_LINE_BYTES): a longer one, which would be read whole
     into memory, is session_file.LineTooLong once that much of it is read."""
