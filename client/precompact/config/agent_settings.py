@@ -128,11 +128,19 @@ def outside_object(path: Path) -> dict:
     return document if isinstance(document, dict) else {}
 
 
-def settings_path(scope: str, project: Path, home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+def settings_path(
+    scope: str,
+    project: Path,
+    home: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    in_claude_code: bool = False,
+) -> Path:
+    """Claude Code's settings file of `scope` (`in_claude_code`: see user_roots.claude_config_dir)."""
     return (
         project_folder(project) / "settings.json"
         if scope == "project"
-        else user_folder(home, environ) / "settings.json"
+        else user_folder(home, environ, in_claude_code=in_claude_code) / "settings.json"
     )
 
 
@@ -141,10 +149,13 @@ def project_folder(project: Path) -> Path:
     return project / user_roots.CLAUDE_FOLDER
 
 
-def user_folder(home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+def user_folder(
+    home: Path | None = None, environ: Mapping[str, str] = os.environ, *, in_claude_code: bool = False
+) -> Path:
     """Claude Code's folder for the user: `~/.claude`, or `$CLAUDE_CONFIG_DIR` (in your own shell
-    or Claude Code's session; boundary/user_roots.claude_folder decides)."""
-    return Path(user_roots.claude_folder(str(home or Path.home()), environ))
+    or Claude Code's session; boundary/user_roots.claude_folder decides, and raises
+    ClaudeFolderUnknown where it is set but not followed)."""
+    return Path(user_roots.claude_folder(str(home or Path.home()), environ, in_claude_code=in_claude_code))
 
 
 def sessions_folder(home: Path | None = None) -> Path:
