@@ -517,6 +517,13 @@ def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_serv
     )
     (project / ".mcp.json").write_text(json.dumps(server))
     assert agent_settings.mcp_installed("claude", project, home), "the project's .mcp.json"
+    # Where Claude Code's folder is not known (the brief is given in a hook, which never fails on
+    # it), the project's registration alone counts, never ~/.claude.json's.
+    (home / ".claude.json").write_text(json.dumps(server))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "")
+    assert agent_settings.mcp_installed("claude", project, home), "the project's .mcp.json, with the folder unknown"
+    (project / ".mcp.json").unlink()
+    assert not agent_settings.mcp_installed("claude", project, home), "~/.claude.json is not read in its place"
 
 
 def opencode_plugin(project: Path) -> Path:

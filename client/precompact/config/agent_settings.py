@@ -229,12 +229,12 @@ def user_mcp_path(home: Path | None = None) -> Path:
     return (Path(given) if given else home or Path.home()) / CLAUDE_STATE
 
 
-def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, list[str]]:
+def mcp_commands(project: Path, home: Path | None = None, *, with_user: bool = True) -> dict[Path, list[str]]:
     """The command line (command, then its args) of each `precompact` MCP server Claude Code would
-    start in `project`: the project's `.mcp.json`, ~/.claude.json's user scope and its local scope
-    for `project`."""
+    start in `project`: the project's `.mcp.json`, and `with_user`, ~/.claude.json's user scope and
+    its local scope for `project`."""
     found = {}
-    for path in (mcp_json_path(project), user_mcp_path(home)):
+    for path in (mcp_json_path(project), *([user_mcp_path(home)] if with_user else [])):
         document = outside_object(path)
         projects = document.get("projects") if path.name == CLAUDE_STATE else None
         local = projects.get(str(project)) if isinstance(projects, dict) else None
@@ -268,4 +268,8 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
             if isinstance(servers, dict) and MCP_SERVER in servers:
                 return True
         return False
-    return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
+    try:
+        return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
+    except user_roots.ClaudeFolderUnknown:
+        # The user's files are not known (a hook never fails on it): the project's registration alone counts.
+        return mcp_json_path(project) in mcp_commands(project, home, with_user=False)
