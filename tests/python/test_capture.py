@@ -395,8 +395,9 @@ def test_sessions_are_read_where_claude_config_dir_puts_them_and_never_from_the_
     `$CLAUDE_CONFIG_DIR/projects/` (seen with the real CLI), and hands the variable to its Bash
     tool, whose commands (import, doctor, savepoint) read them there. An empty or relative value
     is a folder in the directory Claude Code starts in (seen: `<cwd>/projects/`), the project's
-    to write, as is one in the project: refused in one line, never read; in another agent's
-    session the variable is the project's to set, and ~/.claude stands."""
+    to write, as is one in the project: refused in one line naming the fix, never read, and never
+    replaced by ~/.claude (a folder that Claude Code does not read then); so is any value in another
+    agent's session, whose environment the project can set."""
     home = tmp_path / "home"
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     folder = project_folder(str(project.path))
@@ -411,19 +412,27 @@ def test_sessions_are_read_where_claude_config_dir_puts_them_and_never_from_the_
         (root / "projects" / folder).mkdir(parents=True)
         write_lines(root / "projects" / folder / f"{name}.jsonl", [ran_in(project.path, said(name, f"Said {name}."))])
 
-    def found(value: str, **marker: str) -> tuple[list[str], str]:
+    def found(value: str, **marker: str) -> list[str]:
         done = precompact(project.path, "import", "--json", env={"CLAUDE_CONFIG_DIR": value, **marker}, home=home)
         assert done.returncode == 0, done.stderr
-        return [s["session_id"] for s in json.loads(done.stdout)["sessions"]], done.stderr
+        return [s["session_id"] for s in json.loads(done.stdout)["sessions"]]
 
     assert capture.transcripts(project.path, home) == [home / ".claude" / "projects" / folder / "default.jsonl"]
-    assert found(str(configured))[0] == ["configured"]
-    assert found(str(configured), CLAUDECODE="1")[0] == ["configured"], "Claude Code's Bash tool"
-    assert found(str(configured), GEMINI_CLI="1")[0] == ["default"], "another agent's session"
-    for value in (str(project.path / ".claude-config"), "claude-config", ""):
-        sessions, said_there = found(value)
-        assert sessions == ["default"], value
-        assert "CLAUDE_CONFIG_DIR ignored: a relative path, or a place in the project" in said_there, value
+    assert found(str(configured)) == ["configured"]
+    assert found(str(configured), CLAUDECODE="1") == ["configured"], "Claude Code's Bash tool"
+    before = [s.session_id for s in savepoint_log.savepoints(project.path / "logs")]
+    for value, marker in (
+        (str(configured), {"GEMINI_CLI": "1"}),
+        (str(project.path / ".claude-config"), {}),
+        ("claude-config", {}),
+        ("", {}),
+    ):
+        env = {"CLAUDE_CONFIG_DIR": value, **marker}
+        done = precompact(project.path, "import", "--json", env=env, home=home)
+        assert done.returncode == 1 and "CLAUDE_CONFIG_DIR" in json.loads(done.stdout)["error"], (value, done.stdout)
+        assert [s.session_id for s in savepoint_log.savepoints(project.path / "logs")] == before, (
+            f"nothing read, from ~/.claude either: {value}"
+        )
 
 
 def test_recovery_reads_only_up_to_the_boundary_and_not_twice(project, tmp_path):

@@ -131,7 +131,7 @@ def test_an_ssh_identity_opens_its_own_recipient_and_no_other():
         ("git@github.com:alice/proj.git", "git@github.com:alice/proj.git"),
         ("/srv/git/proj.git", "/srv/git/proj.git"),
         ("https://host/team/@scope/x.git", "https://host/team/@scope/x.git"),  # an @ in the path
-        ("https://host:8080/team/@scope/x.git", "https://host:8080/team/@scope/x.git"),  # a port, then an @
+        ("https://host:8080/team/%40scope/x.git", "https://host:8080/team/%40scope/x.git"),  # a port, then an @
         # a password with a slash, which git would not take as one: hidden all the same
         ("https://alice:pa/ss1234@host/x.git", "https://…@host/x.git"),
         ("https://host/x.git?private_token=glpat-abc#f", "https://host/x.git?…"),  # a query may hold a token
@@ -202,11 +202,33 @@ def test_a_remote_url_holding_credentials_is_refused_wherever_its_userinfo_ends(
     ), shown
 
 
+# `name:digits` then `/`, `?` or `#`, and an `@` later: git 2.47.3 and curl 7.88.1 contact the host
+# `alice` on port 2024 (seen: "Could not resolve host: alice"), but whoever wrote it may mean the
+# password `2024/Secret`: a password or a port, which nothing tells apart.
+PORT_OR_PASSWORD_URLS = [
+    "https://alice:2024/Secret@host.example/team/repo.git",
+    "https://alice:12345?tok@host.example/repo.git",
+    "https://alice:7#secret@host.example/repo.git",
+    "ssh://alice:2024/Secret@host.example/repo.git",
+    "https://host:8080/team/@scope/x.git",  # a port, or the password `8080/team/`
+]
+
+
+@pytest.mark.parametrize("url", PORT_OR_PASSWORD_URLS)
+def test_a_port_or_a_password_of_digits_before_a_later_at_is_refused_and_never_shown(url):
+    problem = git_env.url_problem(url) or ""
+    assert problem.startswith("holds `name:digits/…@`") and "write an `@` in the path as %40" in problem, url
+    assert "credential helper" in problem
+    shown = git_url_shown(url)
+    assert shown == f"{url.partition('://')[0]}://…@{url.rpartition('@')[2]}", shown
+    assert not any(secret in shown for secret in ("2024", "Secret", "12345", "tok", "secret", "8080")), shown
+
+
 @pytest.mark.parametrize(
     "url",
     [
         "https://host/team/@scope/x.git",  # an @ in the path is no user
-        "https://host:8080/team/@scope/x.git",
+        "https://host:8080/team/%40scope/x.git",  # written as the ambiguous shape's refusal says
         "ssh://git@host:2222/x.git",  # an ssh login is no secret
         "ssh://git@host/team/@scope/x.git",
         "https://[::1]:8443/x@y.git",

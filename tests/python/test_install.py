@@ -290,9 +290,9 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
     """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `$CLAUDE_CONFIG_DIR/settings.json`
     and not `~/.claude/settings.json` (seen: a SessionStart hook in each, only the first ran), and
     keeps `.claude.json` there; it hands the variable to its Bash tool with CLAUDECODE=1, and a
-    project's `env` setting neither sets nor overrides it there (seen). In another agent's session
-    the variable is the project's to set: the default stands there, and a relative value is no
-    folder."""
+    project's `env` setting neither sets nor overrides it there (seen). Where it is not followed
+    (test_a_claude_config_dir_precompact_does_not_follow_is_refused_never_replaced_by_the_home_folder),
+    nothing is written."""
     new_project_here(project)
     folder = project.parent / "claude-config"
     home_settings = home_of(project) / ".claude" / "settings.json"
@@ -316,12 +316,52 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
     assert hooks_line(project, in_claude_code).endswith(f" in user settings ({folder / 'settings.json'})")
     assert not home_settings.exists()
 
-    for environment in ({**mine, "GEMINI_CLI": "1"}, {"CLAUDE_CONFIG_DIR": "claude-config"}):
-        home_settings.unlink(missing_ok=True)
-        done = precompact(project, "install", "--scope", "user", env=environment, home=home_of(project))
-        assert done.returncode == 0, done.stderr
-        assert ours(json.loads(home_settings.read_text()))["PreCompact"] == [("auto|manual", 60)], environment
-        assert hooks_line(project, environment).endswith(f" in user settings ({home_settings})"), environment
+
+# CLAUDE_CONFIG_DIR values Claude Code follows and precompact does not (Claude Code 2.1.332 with
+# an empty one keeps its files in the directory it starts in; a relative one is read from there;
+# one seen in another agent's session may be the project's, not what the user's Claude Code runs
+# with), each with what the refusal names.
+UNFOLLOWED_CONFIG_DIRS = {
+    "empty": ({"CLAUDE_CONFIG_DIR": ""}, "CLAUDE_CONFIG_DIR is empty"),
+    "relative": ({"CLAUDE_CONFIG_DIR": "claude-config"}, "CLAUDE_CONFIG_DIR ('claude-config') is a relative path"),
+    "in the project": (None, "CLAUDE_CONFIG_DIR is empty, or a place in the project"),
+    **{
+        marker: (None, f"is set in another agent's session ({marker}), whose environment the project can set")
+        for marker in ("GEMINI_CLI", "CODEX_THREAD_ID", "OPENCODE")
+    },
+}
+
+
+@pytest.mark.parametrize("case", UNFOLLOWED_CONFIG_DIRS)
+def test_a_claude_config_dir_precompact_does_not_follow_is_refused_never_replaced_by_the_home_folder(project, case):
+    """Hooks written to ~/.claude/settings.json, which that Claude Code does not read, would never
+    run, and a ✓ for them would vouch for nothing: install and uninstall --scope user refuse in one
+    line naming the fix (exit 1, nothing written), doctor says ✗ naming it."""
+    new_project_here(project)
+    home_settings = home_of(project) / ".claude" / "settings.json"
+    environment, said = UNFOLLOWED_CONFIG_DIRS[case]
+    if environment is None and case == "in the project":
+        environment = {"CLAUDE_CONFIG_DIR": str(project / "claude-config")}
+    elif environment is None:
+        environment = {"CLAUDE_CONFIG_DIR": str(project.parent / "claude-config"), case: "1"}
+    done = precompact(project, "install", "--scope", "user", "--mcp", env=environment, home=home_of(project))
+    [error] = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+    assert done.returncode == 1 and said in error, done.stderr
+    assert "set it to an absolute path" in error or "run this in your own shell" in error, error
+    assert not home_settings.exists() and not (home_of(project) / ".claude.json").exists()
+    assert not (project.parent / "claude-config").exists() and not (project / "claude-config").exists()
+    line = hooks_line(project, environment)
+    assert line.startswith("✗ hooks: not checked: ") and said in line, line
+
+    assert precompact(project, "install", "--scope", "user", home=home_of(project)).returncode == 0
+    before = home_settings.read_bytes()
+    done = precompact(project, "uninstall", "--scope", "user", env=environment, home=home_of(project))
+    assert done.returncode == 1 and said in done.stderr, done.stderr
+    assert home_settings.read_bytes() == before, "the file that Claude Code does not read is left as it is"
+    assert hooks_line(project, environment).startswith("✗ hooks: not checked: "), "a ✓ only for what was read"
+
+    done = precompact(project, "install", env=environment, home=home_of(project))
+    assert done.returncode == 0 and ours(json.loads(settings_file(project).read_text())), done.stderr
 
 
 def new_project_here(project: Path) -> None:
@@ -477,6 +517,13 @@ def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_serv
     )
     (project / ".mcp.json").write_text(json.dumps(server))
     assert agent_settings.mcp_installed("claude", project, home), "the project's .mcp.json"
+    # Where Claude Code's folder is not known (the brief is given in a hook, which never fails on
+    # it), the project's registration alone counts, never ~/.claude.json's.
+    (home / ".claude.json").write_text(json.dumps(server))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "")
+    assert agent_settings.mcp_installed("claude", project, home), "the project's .mcp.json, with the folder unknown"
+    (project / ".mcp.json").unlink()
+    assert not agent_settings.mcp_installed("claude", project, home), "~/.claude.json is not read in its place"
 
 
 def opencode_plugin(project: Path) -> Path:

@@ -669,6 +669,43 @@ def test_under_claude_config_dir_the_plugin_stands_down_by_the_settings_claude_c
     assert transcript_gen.saved_sequence(pre_compact(elsewhere).stdout) == 2, "~/.claude's hooks do not run there"
 
 
+def test_in_claude_codes_hook_another_agents_marker_or_an_unfollowed_folder_decides_no_stand_down(tmp_path, plugin):
+    """The plugin's hooks are run by Claude Code alone (its launcher is their entry), so a marker
+    of another agent a project's `env` adds there (GEMINI_CLI) does not turn the user's
+    CLAUDE_CONFIG_DIR off; and where that folder is not known (an empty value: Claude Code then
+    reads the directory it starts in), precompact's hooks left in ~/.claude do not make the
+    plugin stand down: a stand-down is no savepoint, decided only by a file Claude Code reads."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home, configured = tmp_path / "home", tmp_path / "claude-config"
+    configured.mkdir()
+    done = commands.precompact(tmp_path, "install", "--scope", "user", home=home)  # left from before the move
+    assert done.returncode == 0 and (home / ".claude" / "settings.json").is_file(), done.stderr
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+
+    def pre_compact(**env: str) -> subprocess.CompletedProcess:
+        return launch(
+            plugin,
+            transcript_gen.payload("PreCompact", project.path, transcript),
+            tmp_path / "data",
+            path=f"{VENV_BIN}:{BARE_PATH}",
+            HOME=str(home),
+            CLAUDECODE="1",
+            **env,
+        )
+
+    saved = pre_compact(CLAUDE_CONFIG_DIR=str(configured), GEMINI_CLI="1")
+    assert transcript_gen.saved_sequence(saved.stdout) == 1, f"~/.claude's hooks do not run: {saved.stderr}"
+    saved = pre_compact(CLAUDE_CONFIG_DIR="")
+    assert transcript_gen.saved_sequence(saved.stdout) == 2, f"not known: no stand-down: {saved.stderr}"
+    done = commands.precompact(
+        tmp_path, "install", "--scope", "user", env={"CLAUDE_CONFIG_DIR": str(configured)}, home=home
+    )
+    assert done.returncode == 0 and (configured / "settings.json").is_file(), done.stderr
+    stood_down = pre_compact(CLAUDE_CONFIG_DIR=str(configured), CODEX_THREAD_ID="t", OPENCODE="1")
+    assert "the plugin's stand down" in stood_down.stderr, "saved once, by the hooks Claude Code runs"
+    assert [e["event"] for e in index(project.path)].count("SAVEPOINT_CREATED") == 2
+
+
 def test_an_instance_in_the_plugins_environment_is_not_the_savepoints(tmp_path, plugin):
     """docs/security.md: a hook's environment is the project's to set, and an instance is a root:
     the plugin has no `instance` option, and the variable does not reach a savepoint."""

@@ -58,7 +58,8 @@ def test_the_session_is_new_redacted_private_and_in_claude_codes_folder(saved):
 def test_with_claude_config_dir_set_the_session_is_written_where_claude_code_keeps_its_sessions(saved, tmp_path):
     """Claude Code 2.1.332 with CLAUDE_CONFIG_DIR set reads `--resume <id>` from
     `$CLAUDE_CONFIG_DIR/projects/` (seen): a session written under ~/.claude would not reopen.
-    One in the project is refused, and the session goes to ~/.claude, never into the project."""
+    One in the project is refused in one line naming the fix: nothing is written, in the project
+    or in ~/.claude (which that Claude Code does not read)."""
     project, home, _ = saved
     configured = tmp_path / "claude-config"
     done = precompact(project.path, "uncompact", env={"CLAUDE_CONFIG_DIR": str(configured)}, home=home)
@@ -70,10 +71,9 @@ def test_with_claude_config_dir_set_the_session_is_written_where_claude_code_kee
 
     planted = project.path / ".claude-config"
     done = precompact(project.path, "uncompact", env={"CLAUDE_CONFIG_DIR": str(planted)}, home=home)
-    assert done.returncode == 0 and "CLAUDE_CONFIG_DIR ignored" in done.stderr, done.stderr
-    new_id = done.stdout.splitlines()[-1].removeprefix("claude --resume ")
-    assert (home / ".claude" / "projects" / folder / f"{new_id}.jsonl").is_file()
-    assert not planted.exists()
+    assert done.returncode == 1 and "CLAUDE_CONFIG_DIR is empty, or a place in the project" in done.stderr, done.stderr
+    assert "set it to an absolute path outside every project" in done.stderr
+    assert not planted.exists() and not (home / ".claude").exists()
 
 
 def test_the_folder_is_the_directory_with_every_other_character_a_dash():

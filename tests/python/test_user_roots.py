@@ -471,16 +471,21 @@ def test_a_confined_variable_that_is_relative_or_in_the_project_is_refused_and_o
         str(layout["tmp"] / "in" / "ca.pem"),  # a link outside, leading in
     ):
         refused, environ = confined({name: naming(name, place), "PATH": "/usr/bin"}, layout)
-        assert (refused, environ) == ([name], {"PATH": "/usr/bin"}), place
+        # Claude Code's folder, refused, is left relative or empty: not known here, never its default
+        # (user_roots.claude_config_dir refuses either).
+        kept = {name: place if place.startswith("relative") else ""} if name in user_roots.EMPTY_IS_HERE else {}
+        assert (refused, environ) == ([name], {**kept, "PATH": "/usr/bin"}), place
         assert user_roots.refused_notice(refused).startswith(
-            f"{name} ignored: a relative path, or a place in the project"
+            f"{name} not followed: empty, relative, or a place in the project"
+            if kept
+            else f"{name} ignored: a relative path, or a place in the project"
         )
     outside = naming(name, str(layout["outside"] / "ca.pem"))
     refused, environ = confined({name: outside}, layout)
     assert (refused, environ) == ([], {name: outside}), "an absolute place outside the project is the user's: kept"
     refused, environ = confined({name: ""}, layout)
     if name in user_roots.EMPTY_IS_HERE:  # its reader's place is then the directory it starts in
-        assert (refused, environ) == ([name], {}), "an empty one is the working directory: refused, said"
+        assert (refused, environ) == ([name], {name: ""}), "an empty one is the working directory: refused, said"
     else:
         assert (refused, environ) == ([], {}), "an empty one is unset, silently"
 
@@ -648,5 +653,6 @@ def test_a_home_that_is_the_work_tree_is_judged_by_the_configurations_directory_
         ("CLAUDE_CONFIG_DIR", str(layout["project"] / ".claude")),
         ("SSH_AUTH_SOCK", str(layout["project"] / "agent.sock")),
     ):
-        assert confined({name: value}, layout) == ([name], {}), value
+        left = {name: ""} if name in user_roots.EMPTY_IS_HERE else {}  # not known: never ~/.claude
+        assert confined({name: value}, layout) == ([name], left), value
     assert confined({"PATH": f"{layout['project'] / 'bin'}:/usr/bin"}, layout) == ([], {"PATH": "/usr/bin"})

@@ -417,6 +417,11 @@ AUTHORITY_END = re.compile(r"[/?#]")
 # `name:` at the start of the authority whose colon starts no port (`host:8080/`): a password
 # follows, up to an `@`, even where it holds a `/`, `?` or `#` (`https://alice:pa/ss@host/…`).
 _PASSWORD_START = re.compile(r"[^/?#@:\[]*:(?!\d{1,5}(?:[/?#]|$))")
+# `name:` and 1 to 5 digits, then a `/`, `?` or `#`, and an `@` further on, with no `@` before
+# it: git and curl read a host, a port and an `@` in the path (`https://host:8080/team/@x.git`);
+# whoever wrote it may mean a user and a password holding a `/` (`https://alice:2024/Secret@host/…`).
+# Nothing tells which: never guessed.
+_PORT_OR_PASSWORD = re.compile(r"[^/?#@:\[]*:\d{1,5}[/?#][^@]*@")
 
 
 def userinfo_end(rest: str) -> int:
@@ -425,10 +430,18 @@ def userinfo_end(rest: str) -> int:
     (`https://us@er:pw@host/…`), and, where `rest` starts `name:` with a colon that starts no
     port, before the URL's last `@`: a password holding a `/`, `?` or `#` (`https://alice:pa/ss@host/…`;
     git would take `alice:pa` for the host, curl refuses it, and it is a secret written down all the
-    same). An `@` in the path is no user (`https://host/team/@scope/x.git`)."""
+    same). An `@` in the path is no user (`https://host/team/@scope/x.git`). Where it may be either
+    (`port_or_password`), it is taken to run to the last `@`, so that no password is shown."""
     authority = AUTHORITY_END.search(rest)
     at = rest.rfind("@", 0, authority.start() if authority else len(rest))
-    return rest.rfind("@") if at == -1 and _PASSWORD_START.match(rest) else at
+    return rest.rfind("@") if at == -1 and (_PASSWORD_START.match(rest) or port_or_password(rest)) else at
+
+
+def port_or_password(rest: str) -> bool:
+    """Whether `rest` (a URL after `scheme://`) starts `name:digits` followed by a `/`, `?` or `#`
+    with an `@` later and none before: a port and an `@` in the path to git and curl, or a password
+    of digits holding a `/` to whoever wrote it (`_PORT_OR_PASSWORD`)."""
+    return _PORT_OR_PASSWORD.match(rest) is not None
 
 
 def tokens_hidden(path: str, hidden: str) -> str:
@@ -442,7 +455,8 @@ def url_problem(url: str) -> str | None:
     https, http, ssh, git and file URLs, scp-like `[user@]host:path`, and absolute paths. Never a
     remote helper (`ext::<command>`, `<name>::…`, which start programs), an option (`-…`), or a
     line break or control character (which could hide the rest of it from whoever reads it), nor
-    credentials (`userinfo_end`: a password holding a `/` too): a password, on any scheme but ssh
+    credentials (`userinfo_end`: a password holding a `/` too, and `port_or_password`'s shape, which
+    may be one): a password, on any scheme but ssh
     a user, which may be a token, or a token of a
     git host's shape anywhere in it (`holds_token`: `https://host/ghp_…/repo.git`)
     (`.precompact.toml` is shared; a credential helper keeps them)."""
@@ -462,6 +476,12 @@ def url_problem(url: str) -> str | None:
         except ValueError:
             return "is not a URL git can parse"
         rest = url.partition("://")[2]
+        if port_or_password(rest):
+            return (
+                "holds `name:digits/…@`, which git reads as a host and port with an `@` in the path, and which may be "
+                "a user and a password (https://alice:2024/Secret@host/…): write an `@` in the path as %40, or keep "
+                "the password in a credential helper"
+            )
         end = userinfo_end(rest)
         if ":" in rest[: max(end, 0)]:
             return "holds a password (user:password@), which .precompact.toml must not keep"

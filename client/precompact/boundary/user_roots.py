@@ -92,7 +92,9 @@ CONFINED_DEFAULTS = {
 }
 # CONFINED variables whose reader takes an empty value as a place: the directory it starts in
 # (Claude Code 2.1.332 with CLAUDE_CONFIG_DIR="" keeps its sessions in `<cwd>/projects/`, seen),
-# which is the project. Refused as a relative value is, not silently unset.
+# which is the project. Refused as a relative value is, and, refused, left empty rather than
+# unset: the reader outside precompact (Claude Code) still reads the place it names, so its
+# default would be a guess (`claude_config_dir` takes an empty value as not known).
 EMPTY_IS_HERE = ("CLAUDE_CONFIG_DIR",)
 # The agents other than Claude Code (AGENT_SESSION_MARKERS but CLAUDECODE): in their sessions the
 # project's files may set any variable, CLAUDE_CONFIG_DIR among them.
@@ -204,26 +206,57 @@ def in_agent_session(environ: Mapping[str, str] = os.environ) -> bool:
     return any(marker in environ for marker in AGENT_SESSION_MARKERS)
 
 
-def claude_config_dir(environ: Mapping[str, str] = os.environ) -> str | None:
+class ClaudeFolderUnknown(PrecompactError):
+    """CLAUDE_CONFIG_DIR is set, but not to a value precompact follows: where Claude Code reads the
+    user's files is not known here, and is never guessed (`~/.claude` would be a folder it does not
+    read: hooks installed there never run, a ✓ for them vouches for nothing)."""
+
+
+def claude_config_dir(environ: Mapping[str, str] = os.environ, *, in_claude_code: bool = False) -> str | None:
     """Claude Code's folder for the user as CLAUDE_CONFIG_DIR names it, where Claude Code 2.1.332
     then reads their `settings.json` (not `~/.claude/settings.json`) and keeps `.claude.json`,
     `plugins/` and the sessions (`projects/`): its value when it is an absolute path (one in the
-    project `confine` has already refused), set in the user's own shell or in Claude Code's own
-    session; None for `~/.claude`. Claude Code hands its hooks and its Bash tool the value it runs
-    with, and a project's `env` setting neither sets nor overrides it there (seen with 2.1.332:
-    the hook and the Bash tool got the user's value, or none); another agent's session is an
-    environment the project's files can set (Gemini CLI's `.env`), so it must not steer where
-    install writes hooks, which file doctor vouches for, nor whether the plugin stands down."""
-    value = environ.get("CLAUDE_CONFIG_DIR", "")
-    other_agent = any(marker in environ for marker in OTHER_AGENT_MARKERS)
-    return value if os.path.isabs(value) and not other_agent else None
+    project `confine` has refused, leaving it empty); None when it is unset (`~/.claude`).
+    Claude Code hands its hooks and its Bash tool the value it runs with, and a project's `env`
+    setting neither sets nor overrides it there (seen with 2.1.332: the hook and the Bash tool got
+    the user's value, or none). ClaudeFolderUnknown, naming the fix, where it is set but not
+    followed: empty or relative (Claude Code would read it from the directory it starts in), or
+    refused by `confine`; or set in another agent's session (OTHER_AGENT_MARKERS), an
+    environment the project's files can set (Gemini CLI's `.env`), where it may not be the value
+    the user's Claude Code runs with. `in_claude_code`: the caller is Claude Code's own hook (its
+    entry says so: the plugin's launcher), so those markers, which a project's `env` can add
+    there, decide nothing."""
+    value = environ.get("CLAUDE_CONFIG_DIR")
+    if value is None:
+        return None
+    fix = "set it to an absolute path outside every project where you run Claude Code and here, or unset it (for ~/.claude)"
+    if value == "":
+        raise ClaudeFolderUnknown(
+            "CLAUDE_CONFIG_DIR is empty, or a place in the project, which precompact does not follow: Claude Code keeps "
+            f"your settings and sessions in the folder it names (empty: the directory Claude Code starts in), not ~/.claude; {fix}"
+        )
+    if not os.path.isabs(value):
+        raise ClaudeFolderUnknown(
+            f"CLAUDE_CONFIG_DIR ({value!r}) is a relative path: Claude Code keeps your settings and sessions in that folder of the "
+            f"directory it starts in, which is not known here; {fix}"
+        )
+    other_agents = [marker for marker in OTHER_AGENT_MARKERS if marker in environ]
+    if other_agents and not in_claude_code:
+        raise ClaudeFolderUnknown(
+            f"CLAUDE_CONFIG_DIR ({value!r}) is set in another agent's session ({', '.join(other_agents)}), whose "
+            "environment the project can set: your Claude Code keeps its settings and sessions there only if it runs with that "
+            "value; run this in your own shell, where CLAUDE_CONFIG_DIR is as your Claude Code has it (unset: ~/.claude)"
+        )
+    return value
 
 
-def claude_folder(home_folder: str | None = None, environ: Mapping[str, str] = os.environ) -> str:
-    """Claude Code's folder for the user: `claude_config_dir`, else `.claude` in `home_folder`
-    (default: `home`). Every reader of Claude Code's user files (settings, `.claude.json`,
-    plugins, sessions) goes through this."""
-    given = claude_config_dir(environ)
+def claude_folder(
+    home_folder: str | None = None, environ: Mapping[str, str] = os.environ, *, in_claude_code: bool = False
+) -> str:
+    """Claude Code's folder for the user: `claude_config_dir` (ClaudeFolderUnknown where it is
+    set but not followed), else `.claude` in `home_folder` (default: `home`). Every reader of
+    Claude Code's user files (settings, `.claude.json`, plugins, sessions) goes through this."""
+    given = claude_config_dir(environ, in_claude_code=in_claude_code)
     return given if given else os.path.join(home_folder if home_folder is not None else home(environ), CLAUDE_FOLDER)
 
 
@@ -239,8 +272,8 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str], *, agent_
     """Removes from `environ` (the process's) every root that is not an absolute path or lies in
     one of the `project` directories (as `project_places` keeps them), putting its default in
     its place (HOME: the password database's; a base directory: unset, so its default under
-    HOME); then PATH's such entries; then every CONFINED variable naming such a place (unset),
-    and, where the agent started this process (`agent_started`: not a command in the user's own
+    HOME); then PATH's such entries; then every CONFINED variable naming such a place (unset;
+    EMPTY_IS_HERE's left empty: not known), and, where the agent started this process (`agent_started`: not a command in the user's own
     shell), every DROPPED one. Returns the names of the variables refused, in that order (an
     empty root is unset, said by nobody)."""
     places = project_places(project, password_home())
@@ -262,12 +295,15 @@ def confine(environ: MutableMapping[str, str], project: Iterable[str], *, agent_
         value = environ.get(name)
         if value == "" and name in EMPTY_IS_HERE:
             refused.append(name)
-            del environ[name]
         elif value == "":
             del environ[name]  # unset, as a root's: nobody reads an empty one as a place
         elif value is not None and _refuses(name, value, places, resolved):
             refused.append(name)
-            del environ[name]
+            if name not in EMPTY_IS_HERE:
+                del environ[name]
+            elif os.path.isabs(value):
+                environ[name] = ""  # in the project: followed by no reader of precompact's
+            # a relative one stays, followed by none either, and named by claude_config_dir's refusal
     for name in DROPPED if agent_started else ():
         if name in environ:
             refused.append(name)
@@ -329,7 +365,8 @@ def refused_notice(names: list[str]) -> str:
     """What a hook, the worker, the MCP server or a command logs of the variables `confine` refused: roots
     (the default under the home used), other places (unset), and those never honoured there."""
     roots = [name for name in names if name in ROOTS]
-    places = [name for name in names if name in CONFINED]
+    places = [name for name in names if name in CONFINED and name not in EMPTY_IS_HERE]
+    unknown = [name for name in names if name in EMPTY_IS_HERE]
     dropped = [name for name in names if name in DROPPED]
     said = []
     if roots:
@@ -343,6 +380,12 @@ def refused_notice(names: list[str]) -> str:
             f"{', '.join(places)} ignored: a relative path, or a place in the project, which the agent's environment lets "
             "the project set; unset for precompact and the programs it starts, whose defaults stand (set each to an "
             "absolute path outside every project, or unset it)"
+        )
+    if unknown:
+        said.append(
+            f"{', '.join(unknown)} not followed: empty, relative, or a place in the project; the folder it names is not "
+            "known here, so precompact neither reads nor writes it (set it to an absolute path outside every project, "
+            "or unset it)"
         )
     if dropped:
         said.append(

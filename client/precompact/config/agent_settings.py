@@ -128,11 +128,19 @@ def outside_object(path: Path) -> dict:
     return document if isinstance(document, dict) else {}
 
 
-def settings_path(scope: str, project: Path, home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+def settings_path(
+    scope: str,
+    project: Path,
+    home: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    in_claude_code: bool = False,
+) -> Path:
+    """Claude Code's settings file of `scope` (`in_claude_code`: see user_roots.claude_config_dir)."""
     return (
         project_folder(project) / "settings.json"
         if scope == "project"
-        else user_folder(home, environ) / "settings.json"
+        else user_folder(home, environ, in_claude_code=in_claude_code) / "settings.json"
     )
 
 
@@ -141,10 +149,13 @@ def project_folder(project: Path) -> Path:
     return project / user_roots.CLAUDE_FOLDER
 
 
-def user_folder(home: Path | None = None, environ: Mapping[str, str] = os.environ) -> Path:
+def user_folder(
+    home: Path | None = None, environ: Mapping[str, str] = os.environ, *, in_claude_code: bool = False
+) -> Path:
     """Claude Code's folder for the user: `~/.claude`, or `$CLAUDE_CONFIG_DIR` (in your own shell
-    or Claude Code's session; boundary/user_roots.claude_folder decides)."""
-    return Path(user_roots.claude_folder(str(home or Path.home()), environ))
+    or Claude Code's session; boundary/user_roots.claude_folder decides, and raises
+    ClaudeFolderUnknown where it is set but not followed)."""
+    return Path(user_roots.claude_folder(str(home or Path.home()), environ, in_claude_code=in_claude_code))
 
 
 def sessions_folder(home: Path | None = None) -> Path:
@@ -218,12 +229,12 @@ def user_mcp_path(home: Path | None = None) -> Path:
     return (Path(given) if given else home or Path.home()) / CLAUDE_STATE
 
 
-def mcp_commands(project: Path, home: Path | None = None) -> dict[Path, list[str]]:
+def mcp_commands(project: Path, home: Path | None = None, *, with_user: bool = True) -> dict[Path, list[str]]:
     """The command line (command, then its args) of each `precompact` MCP server Claude Code would
-    start in `project`: the project's `.mcp.json`, ~/.claude.json's user scope and its local scope
-    for `project`."""
+    start in `project`: the project's `.mcp.json`, and `with_user`, ~/.claude.json's user scope and
+    its local scope for `project`."""
     found = {}
-    for path in (mcp_json_path(project), user_mcp_path(home)):
+    for path in (mcp_json_path(project), *([user_mcp_path(home)] if with_user else [])):
         document = outside_object(path)
         projects = document.get("projects") if path.name == CLAUDE_STATE else None
         local = projects.get(str(project)) if isinstance(projects, dict) else None
@@ -257,4 +268,8 @@ def mcp_installed(agent: str, project: Path, home: Path | None = None) -> bool:
             if isinstance(servers, dict) and MCP_SERVER in servers:
                 return True
         return False
-    return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
+    try:
+        return bool(mcp_commands(project, home)) or enabled_plugin(home) is not None
+    except user_roots.ClaudeFolderUnknown:
+        # The user's files are not known (a hook never fails on it): the project's registration alone counts.
+        return mcp_json_path(project) in mcp_commands(project, home, with_user=False)

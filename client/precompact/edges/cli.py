@@ -1699,7 +1699,7 @@ def mcp() -> None:
     type=click.Choice(["project", "user"]),
     default="project",
     show_default=True,
-    help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json (works in subdirectories too).",
+    help="project: <project>/.claude/settings.json; user: ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json (works in subdirectories too).",
 )
 @click.option(
     "--dry-run",
@@ -1722,6 +1722,7 @@ def mcp() -> None:
 def install(scope, dry_run, with_mcp, agent) -> None:
     """Add precompact's hooks (PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, PostToolUse, or the agent's own) to the agent's hook file.
     They run this precompact by its absolute path, whatever PATH the agent has; run it again after moving precompact."""
+    from precompact.boundary import user_roots
     from precompact.config import agent_settings
     from precompact.config import install as installer
 
@@ -1738,7 +1739,12 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         raise  # installing hooks for a configuration not approved would make them run it
     except ConfigError:
         root, sources = Path.cwd(), tuple(configuration.DEFAULT_SESSION_START_SOURCES)
-    plugin = agent_settings.enabled_plugin()
+    try:
+        plugin = agent_settings.enabled_plugin()
+    except user_roots.ClaudeFolderUnknown:
+        if scope == "user":
+            raise  # hooks written to ~/.claude would never run: one line naming the fix, exit 1
+        plugin = None  # the project's file is known; which plugins the user's enables is not (no note)
     if scope == "user" and plugin:
         raise click.ClickException(
             f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"

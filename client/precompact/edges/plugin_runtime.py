@@ -104,7 +104,7 @@ class Launcher:
         environ = confined(self.environ, Path.cwd())
         for name in ("CLAUDE_PLUGIN_DATA", "CLAUDE_CONFIG_DIR"):
             given = self.environ.get(name)
-            if given and name not in environ:
+            if given and not os.path.isabs(environ.get(name, "")):  # refused: unset, or left not known
                 raise LauncherError(
                     f"{name} ({given}) is a relative path or a place in the project, whose settings can set it; "
                     "set it to an absolute directory outside every project, or unset it"
@@ -113,7 +113,10 @@ class Launcher:
         if given:
             return Path(given)
         # HOME as confined: the project's settings cannot point it at a folder of their own.
-        config_dir = Path(user_roots.claude_folder(environ=environ))
+        try:
+            config_dir = Path(user_roots.claude_folder(environ=environ, in_claude_code=True))
+        except user_roots.ClaudeFolderUnknown as e:
+            raise LauncherError(str(e)) from None
         found = sorted((config_dir / "plugins" / "data").glob("precompact-*"))
         if len(found) != 1:
             raise LauncherError(
@@ -422,7 +425,8 @@ def project_state(cwd: Path, environ: dict[str, str]) -> str | None:
 
 def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> bool:
     """Whether Claude Code's user settings (in the folder `environ`'s CLAUDE_CONFIG_DIR names, as
-    Claude Code reads them: boundary/user_roots.claude_folder), or the project's (read only from
+    Claude Code reads them: boundary/user_roots.claude_folder; none where that folder is not
+    known), or the project's (read only from
     the directory Claude Code starts in), run `precompact hook` for `event` with a `precompact`
     that is there (by its path, or found on PATH when named bare). A file that does not parse, or
     is not a regular file (a project's link to a FIFO would hang every hook here), runs nothing.
@@ -432,9 +436,13 @@ def settings_run_precompact(cwd: Path, event: str, environ: dict[str, str]) -> b
     home = Path(user_roots.home(environ))
     for scope in ("user", "project"):
         try:
-            groups = agent_settings.outside_object(agent_settings.settings_path(scope, cwd, home, environ))["hooks"][
-                event
-            ]
+            # Run by Claude Code alone: other agents' markers, which a project's `env` can add
+            # here, do not decide its folder.
+            path = agent_settings.settings_path(scope, cwd, home, environ, in_claude_code=True)
+        except user_roots.ClaudeFolderUnknown:
+            continue  # a file Claude Code may not read decides no stand-down: the plugin saves
+        try:
+            groups = agent_settings.outside_object(path)["hooks"][event]
         except (KeyError, TypeError):
             continue
         handlers = (

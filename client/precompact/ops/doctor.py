@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import processes, quoting
+from precompact.boundary import processes, quoting, user_roots
 from precompact.config import agent_settings, endpoint, install
 from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log
@@ -47,12 +47,20 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     """Every check that applies; without a trusted configuration, only those that need none."""
     home = home or Path.home()
     try:
+        user_roots.claude_config_dir()
+        unknown = None
+    except user_roots.ClaudeFolderUnknown as e:
+        # Where Claude Code reads the user's settings is not known: nothing there is vouched for.
+        unknown = Check("hooks", False, f"not checked: {e}")
+    plugin_folder = _plugin_folder(home) if unknown is None else []
+    try:
         loaded = configuration.load(cwd)
     except configuration.ConfigError as e:
         # Its message names the fix (precompact init, trust, or the setting to change).
-        return [*_plugin_folder(home), Check("configuration", False, str(e)), *_commands(cwd, home), _claude_version()]
-    checks = [*_plugin_folder(home), Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted")]
-    checks += [_hooks(loaded, home), *_commands(loaded.root, home), _claude_version()]
+        checks = [*plugin_folder, Check("configuration", False, str(e))]
+        return [*checks, *([unknown] if unknown else []), *_commands(cwd, home), _claude_version()]
+    checks = [*plugin_folder, Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted")]
+    checks += [unknown or _hooks(loaded, home), *_commands(loaded.root, home), _claude_version()]
     steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
         ("cluster and balance", _keypair_and_balance),
         ("git url", _recorded_url),
@@ -117,7 +125,10 @@ def _commands(root: Path, home: Path) -> list[Check]:
     checks = []
     for agent in install.AGENTS:
         for scope in ("project", "user"):
-            hooks = install.hooks_path(agent, scope, root, home)
+            try:
+                hooks = install.hooks_path(agent, scope, root, home)
+            except user_roots.ClaudeFolderUnknown:
+                continue  # said by the hooks check
             try:
                 found = {tuple(words): install.read_command(words) for words in _ours(hooks).values()}
             except (agent_settings.NotJson, agent_settings.PastADouble):
@@ -130,7 +141,11 @@ def _commands(root: Path, home: Path) -> list[Check]:
             checks += [
                 _starts(f"{agent} hook command", started[programs], hooks, scope, home) for programs in sorted(started)
             ]
-    for settings, words in agent_settings.mcp_commands(root, home).items():
+    try:
+        servers = agent_settings.mcp_commands(root, home)
+    except user_roots.ClaudeFolderUnknown:
+        servers = {}  # said by the hooks check
+    for settings, words in servers.items():
         scope = "project" if settings == agent_settings.mcp_json_path(root) else "user"
         checks.append(_starts("MCP server command", install.read_command(words), settings, scope, home))
     return checks
