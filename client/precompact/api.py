@@ -221,12 +221,20 @@ def in_clear(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[
     return layers.in_clear(config, savepoints)
 
 
-def shipped_savepoints(config: Config) -> str | None:
-    """What `trust` says before asking of the savepoints logs/ already holds that no root vouches
-    for (a logs/ that came with the project), in one line; None when there are none (ops.layers)."""
+def shipped_savepoints(config: Config, approved_authority: str | None) -> str | None:
+    """What `trust` says before asking of the savepoints logs/ already holds that no root the
+    user holds vouches for (a logs/ that came with the project), in one line; None when there
+    are none (ops.layers)."""
     from precompact.ops import layers
 
-    return layers.shipped(config)
+    return layers.shipped(config, approved_authority)
+
+
+def new_authority(config: Config, approved_authority: str | None) -> str | None:
+    """What `trust` says before asking of a chain.authority the user holds no root for (ops.layers)."""
+    from precompact.ops import layers
+
+    return layers.new_authority(config, approved_authority)
 
 
 def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:

@@ -135,6 +135,51 @@ def test_trust_says_before_approving_that_a_shipped_logs_holds_savepoints_that_a
     assert "tracked by git" in result["shipped"] and result["shipped"] in said
 
 
+def test_trust_counts_a_shipped_logs_against_the_keys_you_hold_never_the_authority_the_file_sets(tmp_path):
+    """review10 F2: a file naming the key its own logs/ is signed with as chain.authority does not
+    vouch for itself. `trust` counts the shipped savepoints against the keys the user holds (the
+    keypair's, the authority approved before), says those that key signs and that approving makes
+    them verify as yours, and says of the authority itself that the user holds no root for it;
+    once the user approved that authority, neither line comes back."""
+    source = saved_elsewhere(tmp_path, state=tmp_path / "attacker-state")
+    shipper = str(source.authority().pubkey())
+    victim = copied_into_victim(tmp_path / "a project", source)
+    config = victim.path / ".precompact.toml"
+    config.write_text(config.read_text().replace("[chain]\n", f'[chain]\nauthority = "{shipper}"\n', 1))
+    approvals = {"XDG_CONFIG_HOME": str(tmp_path / "approvals")}
+    Path(approvals["XDG_CONFIG_HOME"]).mkdir()
+
+    def trusted() -> tuple[dict, list[str]]:
+        done = run(victim.path, "trust", "--yes", "--json", env=approvals)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), done.stderr.splitlines()
+
+    result, said = trusted()
+    logs = json.dumps(str(victim.logs))
+    assert result["shipped"] == (
+        f"{logs} already holds 1 savepoint(s) this machine did not write and your key did not sign (a logs/ that "
+        f"came with the project, a copy or an archive): signed by chain.authority {shipper}, which this file sets: "
+        f"approving it makes them verify as yours (approve only if {shipper} is your own key)"
+    )
+    assert result["authority"].startswith(f"chain.authority {shipper} is not the key of your keypair (")
+    assert "approve only if it is your own key" in result["authority"]
+    assert said[-3:] == [result["authority"], result["shipped"], said[-1]] and said[-1].startswith("trusted ")
+
+    # The same authority, approved before, is one the user holds: a change elsewhere says neither.
+    config.write_text(config.read_text() + "# edited\n")
+    result, said = trusted()
+    assert result["authority"] is None and result["shipped"] is None, result
+
+    # The user's own keypair's key as chain.authority is held too; the shipped savepoint is not its.
+    own = str(victim.authority().pubkey())
+    config.write_text(config.read_text().replace(shipper, own))
+    result, said = trusted()
+    assert result["authority"] is None
+    assert result["shipped"].endswith(
+        "they will not verify as yours, approved or not, and precompact neither pushes them nor saves after them"
+    )
+
+
 UNVOUCHED_LINE = (
     "[precompact] A savepoint was found that no root vouches for (savepoint 1 of Trial #1), so nothing of it is given "
     "here; inspect it with `precompact verify` / `precompact resurrect --format report`."

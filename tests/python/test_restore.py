@@ -222,9 +222,10 @@ def _signed_by(project, foreign) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -> None:
+def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes | None]) -> None:
     """A new commit on the remote's savepoint branch whose tree holds `files` (logs/ names, in
-    clear) instead of what it held: someone who can push rewrote it."""
+    clear; None: the file removed, clear and encrypted) instead of what it held: someone who can
+    push rewrote it."""
     work = tmp_path / "rewrite"
     if work.exists():
         shutil.rmtree(work)
@@ -232,7 +233,8 @@ def _rewrite_remote(project: Project, tmp_path: Path, files: dict[str, bytes]) -
     for name, data in files.items():
         for stale in (work / name, work / (name + ".age")):
             stale.unlink(missing_ok=True)
-        (work / name).write_bytes(data)
+        if data is not None:
+            (work / name).write_bytes(data)
     run_git(work, "add", "-A")
     run_git(work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "rewritten")
     run_git(work, "push", "-q", "--force", "origin", project.branch)
@@ -438,32 +440,57 @@ def _garbage_appended(project: Project) -> bytes:
     return (project.logs / "precompact-savepoint.jsonl").read_bytes() + b"not json\n"
 
 
-@pytest.mark.parametrize("spoilt", ["garbage", "oversized"])
+INDEX_COPY = "logs/precompact-savepoint.jsonl"
+
+
+def _spoilt_tip(project: Project, spoilt: str) -> dict[str, bytes | None]:
+    """The files a push that spoils the tip's index copy writes (anyone who can push)."""
+    import pyrage
+
+    if spoilt == "garbage":
+        return {INDEX_COPY: _garbage_appended(project)}
+    if spoilt == "oversized":
+        return {INDEX_COPY: _oversized_index()}
+    if spoilt == "deleted":
+        return {INDEX_COPY: None}
+    if spoilt == "undecryptable":
+        return {INDEX_COPY + ".age": b"age-encryption.org/v1\n-> X25519 garbage\n--- x\n" + b"\0" * 64}
+    # Encrypted to a recipient of the pusher's own: no identity of yours opens it.
+    other = pyrage.x25519.Identity.generate().to_public()
+    return {INDEX_COPY + ".age": pyrage.encrypt((project.logs / "precompact-savepoint.jsonl").read_bytes(), [other])}
+
+
+@pytest.mark.parametrize("spoilt", ["garbage", "oversized", "deleted", "undecryptable", "sealed"])
 def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_every_command_fails_it(
     project, tmp_path, spoilt
 ):
-    """review8 F3, docs/cli.md: whoever can push puts at the tip of your own branch an index copy
-    with a line that does not parse, or one of 64 MB + 1 byte (never read: git states its size
-    first). `restore` walks back past it as past another key's line: it restores your savepoints
-    from the commit before, verified, and says in one line what it left out and where it
-    restored from (exit 1); `flush`, `verify` and `status --remote` on the machine that wrote them
-    each fail the branch in the same words (exit 1), naming it as this project's own, until its
-    next savepoint's push puts its index back on top."""
+    """review8 F3, review10 F3, docs/cli.md: whoever can push puts at the tip of your own branch
+    an index copy with a line that does not parse, one of 64 MB + 1 byte (never read: git states
+    its size first), none at all, one that does not decrypt, or one encrypted to a recipient of
+    their own. `restore` walks back past it as past another key's line: it restores your
+    savepoints from the commit before, verified, and says in one line what it left out and where
+    it restored from (exit 1); `flush`, `verify` and `status --remote` on the machine that wrote
+    them each fail the branch in the same words (exit 1), naming it as this project's own, until
+    its next savepoint's push puts its index back on top."""
     before = _remote_tip(project)
     lines = len((project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines())
-    copy = _garbage_appended(project) if spoilt == "garbage" else _oversized_index()
-    _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": copy})
+    _rewrite_remote(project, tmp_path, _spoilt_tip(project, spoilt))
     tip = _remote_tip(project)
-    why = (
-        f"line {lines + 1} of its index copy does not parse"
-        if spoilt == "garbage"
-        else "its index copy is 64.1 MB, over the 64 MB precompact writes: not read"
-    )
+    why = {  # the words, or their start where age's own text follows
+        "garbage": f"line {lines + 1} of its index copy does not parse",
+        "oversized": "its index copy is 64.1 MB, over the 64 MB precompact writes: not read",
+        "deleted": "it holds no index copy (logs/precompact-savepoint.jsonl)",
+        "undecryptable": f"its index copy cannot be read: {INDEX_COPY}.age at commit {tip[:12]}: it does not decrypt or authenticate (",
+        "sealed": f"its index copy cannot be read: {INDEX_COPY}.age at commit {tip[:12]} cannot be read with ",
+    }[spoilt]
     clone, env = _second_machine(project, tmp_path)
     restored = precompact(clone, "restore", env=env)
     assert restored.returncode == 1, restored.stdout + restored.stderr
-    said = f"✗ at {tip[:12]}, {why}, so the tip's index was left out; restored instead from commit {before[:12]}: "
-    assert restored.stdout.startswith("restored 3 savepoint(s)") and said in restored.stdout, restored.stdout
+    walked = f", so the tip's index was left out; restored instead from commit {before[:12]}: "
+    assert restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout
+    assert f"✗ at {tip[:12]}, {why}" in restored.stdout and walked in restored.stdout, restored.stdout
+    [said] = [line for line in restored.stdout.splitlines() if line.startswith("✗")]
+    assert "\n" not in said and walked in said, "one line"
     verified = precompact(clone, "verify", env=env)
     assert verified.stdout.startswith("✗") and verified.returncode == 1, verified.stdout
     found = precompact(clone, "resurrect", "--sequence", "3", "--json", env=env)
@@ -475,7 +502,8 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     listed = precompact(project.path, "status", "--remote")
     assert listed.returncode == 1, listed.stdout + listed.stderr
     mine = f"✗ Trial #1 (this project's instance): branch {project.branch}, last savepoint -, commit {tip[:10]}"
-    assert listed.stdout.splitlines() == [mine, f"    FAILED: {why}"], listed.stdout
+    [first, detail] = listed.stdout.splitlines()
+    assert first == mine and detail.startswith(f"    FAILED: {why}"), listed.stdout
     flushed = precompact(project.path, "flush")
     assert flushed.returncode == 1 and f"✗ Layer 2: branch {project.branch} at {tip[:12]}: {why}" in flushed.stdout
     # As verify and flush say, the next savepoint's push puts the index back on top: verified again.
@@ -484,6 +512,25 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     _saved(project, tmp_path, 1, name="next.jsonl")
     again = precompact(project.path, "verify")
     assert again.returncode == 0 and again.stdout.startswith("✓ 4 savepoint(s) verified"), again.stdout
+
+
+def test_a_branch_none_of_whose_history_holds_an_index_is_not_a_savepoint_branch(project, tmp_path):
+    """review10 F3: the walk keeps "not a precompact savepoint branch" for a branch none of whose
+    commits ever held an index copy (exit 1, nothing written)."""
+    work = tmp_path / "orphan"
+    run_git(tmp_path, "init", "-q", str(work))
+    (work / "README").write_text("not savepoints\n")
+    run_git(work, "add", "-A")
+    run_git(work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "other")
+    run_git(work, "push", "-q", "--force", str(project.remote), f"HEAD:refs/heads/{project.branch}")
+    clone, env = _second_machine(project, tmp_path)
+    refused = precompact(clone, "restore", env=env)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout + refused.stderr
+    tip = _remote_tip(project)
+    assert refused.stderr.splitlines() == [
+        f"Error: branch {project.branch} at {tip[:12]}: it holds no index copy (logs/precompact-savepoint.jsonl), so the tip's index was left out; no commit of its history holds logs/precompact-savepoint.jsonl: not a precompact savepoint branch; nothing restored"
+    ], refused.stderr
+    assert not (clone / "logs" / "precompact-savepoint.jsonl").exists()
 
 
 def test_an_unreadable_tip_with_none_of_your_index_behind_it_within_the_walk_is_refused_naming_at(

@@ -27,7 +27,10 @@ SHOWN = {
     "insecure_cluster": ("chain.allow_insecure_http", "plain http to another host in use"),
     "keypair": ("chain.keypair", "the key that signs savepoints"),
     "program_id": ("chain.program_id", "the program that records them"),
-    "authority": ("chain.authority", "whose records are read (none: the keypair's)"),
+    "authority": (
+        "chain.authority",
+        "the key whose records and signed savepoints count as yours (none: the keypair's)",
+    ),
     "recipients": ("encryption.recipients", "who can read the pushed copies (none: clear text)"),
     "identity": ("encryption.identity", "the age identity that reads them back"),
     "redaction": ("redaction.enabled", "secrets are removed before saving"),

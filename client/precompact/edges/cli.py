@@ -397,13 +397,21 @@ def trust(repo, yes, as_json) -> None:
         _say(line)
     # After the settings, so that the user reads which key file is refused and where it resolves.
     configuration.check_keys(loaded, worktree)
-    # Approving the file vouches for none of what a logs/ that came with it holds: said first.
+    # What approving the file would make the user's (a new authority, a logs/ that came with it):
+    # said first, counted against the keys the user already holds, never against the
+    # chain.authority this file sets (a file naming the key its own logs/ is signed with would
+    # vouch for itself).
     from precompact import api
 
-    shipped = api.shipped_savepoints(loaded)
-    result["shipped"] = shipped
-    if shipped:
-        _say(shipped)
+    approved_authority = loaded.authority if previous.get("chain.authority") == settings["chain.authority"] else None
+    said = {
+        "authority": api.new_authority(loaded, approved_authority),
+        "shipped": api.shipped_savepoints(loaded, approved_authority),
+    }
+    result.update(said)
+    for note in said.values():
+        if note:
+            _say(note)
     if not yes:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise click.ClickException(

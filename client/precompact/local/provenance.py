@@ -100,14 +100,24 @@ def unvouched_note(logs: Path, savepoints: list[tuple[str, int]], remote: bool) 
     )
 
 
-def shipped_note(logs: Path, count: int) -> str:
+def shipped_note(logs: Path, count: int, authority: str | None = None, by_authority: int = 0) -> str:
     """What `trust` says, before asking, of the `count` savepoints in `logs` that this machine did
-    not write and the configured key did not sign (a `logs/` that came with the project): that
-    approving the file does not make them the user's. The path is outside text: quoted."""
-    return (
+    not write and no key the user holds signed (a `logs/` that came with the project): that
+    approving the file does not make them the user's, or, for the `by_authority` of them signed by
+    `authority` (the chain.authority the file under review sets), that approving it does. The
+    path is outside text: quoted."""
+    said = (
         f"{quoting.path(logs)} already holds {count} savepoint(s) this machine did not write and your key did not "
-        "sign (a logs/ that came with the project, a copy or an archive): they will not verify as yours, approved "
-        "or not, and precompact neither pushes them nor saves after them"
+        "sign (a logs/ that came with the project, a copy or an archive)"
+    )
+    refused = "precompact neither pushes them nor saves after them"
+    if not by_authority:
+        return f"{said}: they will not verify as yours, approved or not, and {refused}"
+    which = "signed" if by_authority == count else f"{by_authority} of them signed"
+    rest = "" if by_authority == count else f"; the other {count - by_authority} will not, approved or not"
+    return (
+        f"{said}: {which} by chain.authority {authority}, which this file sets: approving it makes them verify as "
+        f"yours{rest} (approve only if {authority} is your own key)"
     )
 
 

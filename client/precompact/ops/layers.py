@@ -149,18 +149,57 @@ def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
     return set(found), (provenance.unvouched_note(config.logs, found, config.git_layer) if found else None)
 
 
-def shipped(config: Config) -> str | None:
-    """What `trust` says, before asking, of the savepoints in logs/ that no root vouches for
-    (`unvouched`'s rule) in one line; None when there are none. A logs/ that cannot be read is
-    said in one line too (every command that reads it refuses it the same way)."""
+def shipped(config: Config, approved_authority: str | None) -> str | None:
+    """What `trust` says, before asking, of the savepoints in logs/ that no root the user already
+    holds vouches for, in one line; None when there are none. The roots counted are this
+    machine's tag, the keypair's public key and `approved_authority` (the chain.authority of the
+    version the user approved before, if the file under review keeps it), never the
+    chain.authority the file under review sets: a file that names the key its own logs/ is signed
+    with would vouch for itself. Those that key signs are said apart: approving the file makes
+    them verify as yours. A logs/ that cannot be read is said in one line too (every command that
+    reads it refuses it the same way)."""
     from precompact.boundary import quoting
     from precompact.local import provenance
+    from precompact.verifier import signed
 
+    held = {key for key in (_keypair_key(config), approved_authority) if key is not None}
     try:
-        found, _ = unvouched(config)
+        found = [
+            s
+            for s in savepoint_log.savepoints(config.logs)
+            if not s.written_here and not any(signed.signed_by(s, key) for key in held)
+        ]
     except (PrecompactError, OSError) as e:
         return f"{quoting.path(config.logs)} cannot be read to count its savepoints: {quoting.inline(str(e))}"
-    return provenance.shipped_note(config.logs, len(found)) if found else None
+    if not found:
+        return None
+    new = config.authority if config.authority not in held else None
+    vouched_by_new = sum(1 for s in found if signed.signed_by(s, new))
+    return provenance.shipped_note(config.logs, len(found), new, vouched_by_new)
+
+
+def new_authority(config: Config, approved_authority: str | None) -> str | None:
+    """What `trust` says, before asking, of a chain.authority the user holds no root for: not the
+    keypair's public key, nor the one they approved before. Approving the file makes that key
+    theirs: what it signs (in logs/, on the remote, on chain) verifies as their own savepoints.
+    None when the file sets none, or one the user already holds."""
+    if config.authority is None or config.authority in (_keypair_key(config), approved_authority):
+        return None
+    return (
+        f"chain.authority {config.authority} is not the key of your keypair ({config.keypair}) and you have not "
+        "approved it before: approving this file makes every savepoint that key signs (in logs/, on the git remote, "
+        "on chain) verify as yours; approve only if it is your own key"
+    )
+
+
+def _keypair_key(config: Config) -> str | None:
+    """The public key of the keypair the configuration names (None: it cannot be read)."""
+    from precompact.verifier import signed
+
+    try:
+        return signed.Signer.load(config.keypair).public_key
+    except signed.SigningKeyError:
+        return None
 
 
 def _foreign_branch(config: Config, repo, target) -> str | None:

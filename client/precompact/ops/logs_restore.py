@@ -33,7 +33,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import NotVouched, PrecompactError
 from precompact.local import chunks, savepoint_log
@@ -82,14 +82,6 @@ def recall_from(
     return results
 
 
-class Sealed(RestoreError):
-    """The index copy is encrypted to identities not here (`why`: git's store says so)."""
-
-    def __init__(self, message: str, why: str):
-        super().__init__(message)
-        self.why = why
-
-
 @dataclass
 class Restored:
     signer: str  # the public key whose signatures counted
@@ -115,10 +107,11 @@ class Restored:
 def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
     """Fetches the savepoint branch, checks every savepoint on it, then writes what logs/ lacks.
     The index read is the tip's (or that of `at`, a commit of the branch's history), unless it
-    holds a line of this instance another key signed, or is over the size precompact writes or
-    holds a line that does not parse: then that of the commit among the WALK before it whose
-    index holds the most savepoints your keys signed (`_own_index`). With none, an unreadable
-    copy refuses the restore naming where the walk stopped."""
+    holds a line of this instance another key signed, or is not a readable index (absent,
+    encrypted to identities not here or not decrypting, over the size precompact writes, a line
+    that does not parse: `team.parsed_copy`): then that of the commit among the WALK before it
+    whose index holds the most savepoints your keys signed (`_own_index`). With none, an
+    unreadable copy refuses the restore naming where the walk stopped."""
     if not config.git_layer:
         raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
     key = signed.configured_key(config)
@@ -203,6 +196,8 @@ def _own_index(
         return best[1], (
             f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}"
         )
+    if not read:
+        return start, f"no commit of its history holds {name}: not a precompact savepoint branch"
     more = (
         f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
         if beyond
@@ -372,26 +367,31 @@ def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSigna
 
 
 class Spoilt(RestoreError):
-    """The index copy at a commit is not one precompact writes: over its size, or a line that
-    does not parse (`why`, in team.parsed_copy's words)."""
+    """The index copy at a commit is not a readable index: absent, encrypted so that it does not
+    open or decrypt here, over the size precompact writes, or a line that does not parse (`why`,
+    in team.parsed_copy's words)."""
 
     def __init__(self, message: str, why: str):
         super().__init__(message)
         self.why = why
 
 
+class Sealed(Spoilt):
+    """The index copy is encrypted to identities not here (`why`: git's store says so): on a
+    teammate's branch, not encrypted to you; on your own, spoilt like any other unreadable copy."""
+
+
 def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log.Savepoint]:
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
-    if isinstance(copy, gitstore.Sealed):
-        raise Sealed(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored", str(copy))
-    if isinstance(copy, gitstore.Unopened):
-        raise RestoreError(f"the index copy on {target.branch} cannot be read: {copy}; nothing restored")
-    if isinstance(copy, gitstore.GitStoreError) and not isinstance(copy, gitstore.Oversized):
-        raise RestoreError(f"branch {target.branch} at {tip[:12]} holds no {name}: not a precompact savepoint branch")
+    if not team.readable_here(copy):  # no identity here: every copy alike, walking back finds none
+        raise RestoreError(
+            f"the index copy on {target.branch} cannot be read: {quoting.single_line(str(copy))}; nothing restored"
+        )
     read = team.parsed_copy(copy)
     if isinstance(read, str):
-        raise Spoilt(f"branch {target.branch} at {tip[:12]}: {read}; nothing restored", read)
+        spoilt = Sealed if isinstance(copy, gitstore.Sealed) else Spoilt
+        raise spoilt(f"branch {target.branch} at {tip[:12]}: {read}; nothing restored", read)
     return read.savepoints
 
 

@@ -162,6 +162,11 @@ class Sealed(Unopened):
     """The file is encrypted and no identity here opens it: its content cannot be checked."""
 
 
+class NoIdentity(Sealed):
+    """The file is encrypted and this machine has no identity to try (none configured, or its
+    file cannot be read): nothing encrypted can be read here, so the file says nothing of itself."""
+
+
 class Undecryptable(Unopened):
     """The file's ciphertext does not decrypt or authenticate: truncated or altered."""
 
@@ -643,7 +648,9 @@ def _opened(
     """The plaintext of the encrypted blob `blob`, else why not: Sealed when no identity here
     opens it, Undecryptable when its ciphertext is broken."""
     if isinstance(identities, remote_crypto.CryptoError):
-        return Sealed(f"{where} is encrypted and cannot be read here: {identities}", _hashes_to(repo, ciphertext, blob))
+        return NoIdentity(
+            f"{where} is encrypted and cannot be read here: {identities}", _hashes_to(repo, ciphertext, blob)
+        )
     try:
         return remote_crypto.open_sealed(ciphertext, identities)
     except remote_crypto.NotForUs as e:

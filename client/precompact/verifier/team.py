@@ -77,7 +77,9 @@ def _judged(
     named = own_instance if branch == gitstore.instance_branch(str(target.legacy), own_instance) else None
     name = f"logs/{savepoint_log.INDEX_NAME}"
     [copy] = gitstore.files_at(repo, [(commit, name)], target.keys)
-    if isinstance(copy, gitstore.Sealed):
+    # Another instance's branch encrypted to identities not here is not yours to read; this
+    # project's own is encrypted to you, so a copy that does not open is judged (`parsed_copy`).
+    if isinstance(copy, gitstore.Sealed) and (named is None or not readable_here(copy)):
         why = "its index is encrypted to identities not here: not read"
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, why), instance=named)
     read = parsed_copy(copy)
@@ -206,34 +208,49 @@ def other_signers(savepoint: savepoint_log.Savepoint, key: str | None) -> list[s
 
 def parsed_copy(copy: object) -> savepoint_log.IndexRead | str:
     """An index copy as `gitstore.files_at` read it from a branch, parsed, or why it is not an
-    index precompact writes: over the size precompact writes (not read), a line that does not
-    parse, or not readable at all (git's reason). The words `status --remote`, `verify` and
-    `restore` give for a branch's tip (`restore` then reads the history back, `_own_index`)."""
+    index precompact writes: absent, over the size precompact writes (not read), encrypted so
+    that it does not open or decrypt here, or a line that does not parse. The words `status
+    --remote`, `verify` and `restore` give for a branch's tip (`restore` then reads the history
+    back, `_own_index`). An encrypted copy with no identity here to try is not judged by this:
+    callers hold it apart (`readable_here`)."""
     from precompact.remote import gitstore
 
     if isinstance(copy, gitstore.Oversized):
         return f"its index copy is {copy.measure}: not read"
+    if isinstance(copy, gitstore.Unopened):
+        return f"its index copy cannot be read: {quoting.single_line(str(copy))}"
     if not isinstance(copy, bytes):
-        return f"its index copy cannot be read: {copy}"
+        return f"it holds no index copy (logs/{savepoint_log.INDEX_NAME})"
     read = savepoint_log.parse(copy.splitlines(keepends=True))
     if read.bad_lines:
         return f"line {read.bad_lines[0]} of its index copy does not parse"
     return read
 
 
+def readable_here(copy: object) -> bool:
+    """Whether this machine can judge an index copy at all: anything but an encrypted one with
+    no identity here to try (then every copy is sealed alike, and that is this machine's setup,
+    not the branch's fault: the git verdicts say "not verified")."""
+    from precompact.remote import gitstore
+
+    return not isinstance(copy, gitstore.NoIdentity)
+
+
 def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None]) -> str | None:
     """What is wrong with the index at the tip of this project's instance branch as last
-    fetched from the remote (the caller fetches it): over the size precompact writes, a line
-    that does not parse (`parsed_copy`), or a line another key signed (`foreign_line`); the
-    words `status --remote` gives, and the fix. None when every signed line is the configured key's, or
-    when the copy is encrypted to identities not here or absent (the git verdicts say why)."""
+    fetched from the remote (the caller fetches it): a copy that is not a readable index
+    (absent, encrypted to identities not here or not decrypting, over the size precompact
+    writes, a line that does not parse: `parsed_copy`), or a line another key signed
+    (`foreign_line`); the words `status --remote` gives, and the fix. None when every signed line
+    is the configured key's, or when no identity here can try an encrypted copy (the git verdicts
+    say why)."""
     from precompact.remote import gitstore
 
     tip = gitstore.remote_tip(repo, target)
     if tip is None or not keys:
         return None
     [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
-    if not isinstance(copy, (bytes, gitstore.Oversized)):
+    if not readable_here(copy):
         return None
     read = parsed_copy(copy)
     problem = (
