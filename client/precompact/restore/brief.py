@@ -49,7 +49,7 @@ NOT_ON_DISK = "not on disk"  # neither tracked nor on disk
 OUTSIDE_THE_REPOSITORY = "outside the repository"
 RECALL_HINT = (
     "Anything said before compaction (requests, tool output, errors, files read) can be searched: the precompact MCP "
-    "tools `recall` (words -> excerpts with references) and `show` (a reference -> the entry whole), or `precompact recall QUERY` / `precompact show REF`."
+    "tools `recall` (words -> excerpts with references) and `show` (a reference -> the entry, a page at a time), or `precompact recall QUERY` / `precompact show REF`."
 )
 # Where the agent offers no precompact MCP server, the brief names only the commands.
 RECALL_COMMANDS_HINT = (
