@@ -207,8 +207,8 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         # The agent's text may hold a lone surrogate escape (JavaScript's JSON.stringify writes
         # one for a string cut inside an emoji), which no snapshot or index line can hold: it is
         # repaired here, as the transcript readers repair theirs, before any handler sees it.
-        text = outside_json.repaired(payload)
-        result = _handlers(agent)[event](text, configuration.load(root), agent)
+        repaired = outside_json.repaired(payload)
+        result = _handlers(agent)[event](repaired, configuration.load(root), agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here

@@ -268,7 +268,8 @@ def lock_wait_left(until: float) -> float:
 
 
 def _lock_wait(payload: dict, agent: str) -> float:
-    return lock_wait_left(lock_deadline(payload, agent))
+    """The whole of the event's wait for the index lock, for an event that waits once."""
+    return hook_timeouts.lock_wait(agent, _text(payload, "hook_event_name") or "")
 
 
 def _redacted_summary(loaded: configuration.Config, text: str) -> str:
