@@ -564,13 +564,20 @@ class QueuedSummary(Record, frozen=True):
     agent: str
 
 
-def queue_summary(settings: Settings, summary: QueuedSummary) -> None:
+def queue_summary(settings: Settings, summary: QueuedSummary) -> str:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
-    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it."""
+    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
+    The entry's name, for `record_summary`."""
+    name = f"{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
+    _write_summary_entry(settings, name, summary)
+    return name
+
+
+def _write_summary_entry(settings: Settings, name: str, summary: QueuedSummary) -> None:
     import orjson
 
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict())))
+    stamped = provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", stamped)
 
 
 def queued(logs: Path) -> list[str]:
@@ -582,26 +589,20 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
-class QueuedWritten(Record):
-    """What `write_queued` wrote: how many savepoints, and the summaries recorded (each with the
-    savepoint it was recorded for)."""
-
-    savepoints: int
-    summaries: list[QueuedSummary]
-
-
-def write_queued(settings: Settings) -> QueuedWritten:
+def write_queued(settings: Settings, summary_recorded: Callable[[QueuedSummary], None]) -> int:
     """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
-    save of a large transcript can take for the index lock), oldest first. An entry this machine
-    did not make, or that does not read as one, is removed unread; so is a summary whose
-    session has no savepoint."""
+    save of a large transcript can take for the index lock), oldest first; `summary_recorded`
+    is told of each summary once it is recorded (its savepoint's sequence filled in), before its
+    entry is removed. An entry this machine did not make, or that does not read as one, is
+    removed unread; so is a summary whose session has no savepoint. How many savepoints."""
     written = 0
-    summaries: list[QueuedSummary] = []
     for name in queued(settings.logs):
-        stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
         if name.endswith(SUMMARY_SUFFIX):
-            recorded = _record_summary(settings, name, _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored)))
-            summaries.extend([recorded] if recorded is not None else [])
+            record_summary(settings, name, QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
+            continue
+        try:
+            stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
+        except FileNotFoundError:  # written meanwhile by the hook that queued it
             continue
         session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
         if session is None:
@@ -610,32 +611,49 @@ def write_queued(settings: Settings) -> QueuedWritten:
         recovery = Recovery(QUEUED_REASON, end) if end is not None else None
         create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
         written += 1
-    return QueuedWritten(savepoints=written, summaries=summaries)
+    return written
 
 
 def _unqueue(logs: Path, name: str) -> None:
-    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
         os.unlink(name, dir_fd=waiting)
 
 
-def _record_summary(settings: Settings, name: str, summary: QueuedSummary | None) -> QueuedSummary | None:
-    """Records the queued `summary` with its savepoint and removes its entry `name`, under one
-    hold of the index lock (a crash between the two records it twice, never loses it); the
-    summary as recorded (its savepoint's sequence filled in), or None when there was none to
-    record."""
-    with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
+def record_summary(
+    settings: Settings, name: str, lock_timeout: float, recorded: Callable[[QueuedSummary], None]
+) -> None:
+    """Records the queued compaction summary `name` with its savepoint, tells `recorded` (the
+    addendum is asked for there), then removes the entry, all under one hold of the index lock: a
+    process killed anywhere in between leaves the entry, and the next one to take it records the
+    summary once (the savepoint it was for is written into the entry first, and a summary its
+    savepoint holds already is not recorded again) and tells `recorded` again, so what follows
+    from it is never lost. LockTimeout when the index lock stays busy past `lock_timeout` (the
+    entry then waits for the worker)."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        try:
+            stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
+        except FileNotFoundError:  # taken by another process meanwhile
+            return
+        summary = _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))
         mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
         if summary is not None and summary.sequence is not None:
             mine = [s for s in mine if s.sequence == summary.sequence]
-        if summary is not None and mine:
+        if summary is None or not mine:
+            _unqueue(settings.logs, name)
+            return
+        if summary.sequence is None:
+            # The session's latest now; a later savepoint of the session must not take it over
+            # when a killed worker's successor records it.
+            summary = summary.replace(sequence=mine[-1].sequence)
+            _write_summary_entry(settings, name, summary)
+        if mine[-1].compact_summary != summary.summary:
             line = savepoint_log.marked(
                 mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
+        # Under the lock still, so that no other process takes the entry until it is removed.
+        recorded(summary)
         _unqueue(settings.logs, name)
-    if summary is None or not mine:
-        return None
-    return summary.replace(sequence=mine[-1].sequence)
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:

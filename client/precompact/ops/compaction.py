@@ -10,6 +10,7 @@ only inside the functions that use it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -126,10 +127,7 @@ def write_queued(loaded: configuration.Config) -> int:
     (each summary's addendum then asked for, as PostCompact asks); how many savepoints."""
     from precompact.local import snapshot
 
-    written = snapshot.write_queued(layer_1(loaded))
-    for recorded in written.summaries:
-        summary_recorded(loaded, recorded)
-    return written.savepoints
+    return snapshot.write_queued(layer_1(loaded), lambda recorded: summary_recorded(loaded, recorded))
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:
@@ -222,22 +220,14 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
         summary=summary,
         agent=agent,
     )
-    if latest is None or queued.sequence is None:
-        snapshot.queue_summary(layer_1(loaded), queued)
-    else:
-        try:
-            savepoint_log.mark(
-                loaded.logs,
-                latest,
-                savepoint_log.Event.COMPACT_SUMMARY,
-                lock_timeout=lock_wait_left(until),
-                trigger=trigger,
-                summary=summary,
+    # Queued first, whatever comes next: the agent may cut this event anywhere after it, and the
+    # worker then records the summary and asks for its addendum (snapshot.record_summary).
+    name = snapshot.queue_summary(layer_1(loaded), queued)
+    if queued.sequence is not None:
+        with contextlib.suppress(savepoint_log.LockTimeout):  # the index stays busy: the worker records it
+            snapshot.record_summary(
+                layer_1(loaded), name, lock_wait_left(until), lambda recorded: summary_recorded(loaded, recorded)
             )
-        except savepoint_log.LockTimeout:
-            snapshot.queue_summary(layer_1(loaded), queued)
-        else:
-            summary_recorded(loaded, queued)
     # With its summary known, the worker computes what the summary left out for the session (the
     # addendum above) and lists what the compaction dropped and keeps the list
     # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history:
