@@ -11,15 +11,19 @@ import json
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
+from precompact.boundary import logs_dir, outside_json
+from precompact.config import discovery
 from precompact.config import settings as configuration
-from precompact.local import snapshot
-from precompact.ops import compaction
-from support.commands import precompact, wait_until, worker_finished
+from precompact.edges.hook import handle
+from precompact.local import provenance, savepoint_log, snapshot
+from precompact.ops import addendum, compaction
+from support.commands import hook, precompact, wait_until, worker_finished
 from support.projects import new_project
-from support.transcript_gen import generate, payload
+from support.transcript_gen import generate, payload, saved_sequence
 
 PYTHON = sys.executable
 
@@ -77,3 +81,83 @@ def test_a_worker_killed_between_recording_a_queued_summary_and_asking_for_its_a
     assert pending.exists() and json.loads(pending.read_text())["sequence"] == 1
     assert [line["summary"] for line in index_lines(project) if line["event"] == "COMPACT_SUMMARY"] == ["CUT-SUMMARY"]
     assert not queue_entries(project)
+
+
+def deep(levels: int) -> list:
+    """A value nested `levels` deep, built without recursion (as a model's tool input may be)."""
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def deep_json(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def with_member(event: dict, key: str, levels: int) -> bytes:
+    """`event`'s JSON with a member `key` nested `levels` deep, written as text (json.dumps
+    recurses)."""
+    text = json.dumps(event)
+    return (text[:-1] + f', "{key}": {deep_json(levels)}}}').encode()
+
+
+@pytest.mark.parametrize("levels", [500, 10_000])
+def test_pre_compact_and_session_end_save_though_the_input_nests_deeper_than_json_reads(tmp_path, levels):
+    """500 levels: json reads it, the handlers' limit (128) does not; 10,000: json cannot. Either
+    way the deep member is left out and the event does its work (before, the event failed: the
+    whole input refused as not JSON, or the handler's failure logged)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 40_000, project=project.path)
+    before = payload("PreCompact", project.path, transcript.path)
+    saved = hook(with_member(before, "tool_input", levels), cwd=project.path)
+    assert saved.returncode == 0
+    assert saved_sequence(saved.stdout) == 1, (saved.stdout, saved.stderr)
+    longer = generate(tmp_path / "t2.jsonl", 60_000, project=project.path, seed=8)
+    end = payload("SessionEnd", project.path, longer.path, reason="exit")
+    assert hook(with_member(end, "extra", levels), cwd=project.path).returncode == 0
+    assert [s.trigger for s in savepoint_log.savepoints(project.logs)] == ["auto", "session_end"]
+    assert not (project.logs / "precompact-errors.log").exists()
+
+
+def test_post_tool_use_gives_its_addendum_though_the_tool_input_nests_10000_deep(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    session_id = "s-deep-tool-input"
+    record = json.dumps({"session_id": session_id, "sequence": 1, "text": "ADDENDUM-MARKER"}).encode()
+    ready = f"{discovery.PENDING_DIR}/{session_id}{discovery.READY_SUFFIX}"
+    logs_dir.write_atomic(project.logs, ready, provenance.stamped(addendum.STAMP_PURPOSE, record))
+    event = payload("PostToolUse", project.path, session_id=session_id, tool_name="Write")
+    answered = hook(with_member(event, "tool_input", 10_000), cwd=project.path)
+    assert answered.returncode == 0
+    given = json.loads(answered.stdout)["hookSpecificOutput"]
+    assert (given["hookEventName"], given["additionalContext"]) == ("PostToolUse", "ADDENDUM-MARKER")
+
+
+def test_a_deep_input_is_skipped_in_time_and_memory_linear_in_its_size():
+    """The deep member is never built: reading an input ten times as deep costs about ten times
+    the time (never the square), and its peak memory stays a small multiple of the text."""
+    import tracemalloc
+
+    def cost(levels: int) -> tuple[float, int]:
+        text = '{"hook_event_name": "PostToolUse", "tool_input": ' + '[{"k": ' * levels + "1" + "}]" * levels + "}"
+        tracemalloc.start()
+        began = time.process_time()
+        assert outside_json.shallow_object(text) == {"hook_event_name": "PostToolUse"}
+        took = time.process_time() - began
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 4 * len(text) + (1 << 20), (levels, peak, len(text))
+        return took, peak
+
+    small, _ = cost(10_000)
+    large, _ = cost(100_000)
+    assert large < 30 * max(small, 0.01), (small, large)
+
+
+def test_a_deep_input_that_is_not_json_is_refused_in_one_line():
+    for text in ('{"a": ' + "[" * 2000 + "}", '{"a": ["]' + "]" * 2000 + "}", "[" * 2000):
+        with pytest.raises(ValueError) as refused:
+            outside_json.shallow_object(text)
+        assert "\n" not in str(refused.value)
+    answered = handle(("{" + '"a":' + "[" * 5000 + "}").encode())
+    assert answered.stderr.startswith("precompact hook: stdin is not JSON (") and not answered.stdout
