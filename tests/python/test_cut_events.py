@@ -161,3 +161,97 @@ def test_a_deep_input_that_is_not_json_is_refused_in_one_line():
         assert "\n" not in str(refused.value)
     answered = handle(("{" + '"a":' + "[" * 5000 + "}").encode())
     assert answered.stderr.startswith("precompact hook: stdin is not JSON (") and not answered.stdout
+
+
+def hook_killed_at(project, event: dict, patch: str) -> int:
+    """`precompact hook` given `event`, in a process that kills itself (SIGKILL) where `patch`
+    puts a call of `die`; its exit status (-9: killed there; 0: it never got there)."""
+    code = (
+        "import os, signal\n"
+        "def die(*_, **__):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"{patch}"
+        "from precompact.edges.hook import run\n"
+        "run()\n"
+    )
+    given = json.dumps(event).encode()
+    run = subprocess.run(
+        [PYTHON, "-c", code], input=given, cwd=project.path, capture_output=True, timeout=120, check=False
+    )
+    return run.returncode
+
+
+MID_WRITE = (
+    "from precompact.local import snapshot\n"
+    "written = snapshot.history_part\n"
+    "blocks = []\n"
+    "def part(*given):\n"
+    "    blocks.append(1)\n"
+    "    if len(blocks) == 8:\n"
+    "        die()\n"
+    "    return written(*given)\n"
+    "snapshot.history_part = part\n"
+)
+# Where SessionEnd is killed, and whether its worker was started by then.
+KILL_POINTS = {
+    "queued, before the worker starts": ("from precompact.ops import background\nbackground.spawn = die\n", False),
+    "worker started, before the write": ("from precompact.local import snapshot\nsnapshot.write_entry = die\n", True),
+    "in the middle of the write, the index lock held": (MID_WRITE, True),
+    "its index line appended, its entry not yet removed": (
+        "from precompact.local import snapshot\nsnapshot._unqueue = die\n",
+        True,
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_session_end_killed_at_any_point_leaves_its_savepoint_written_once(tmp_path, point):
+    """SessionEnd queues its savepoint first: killed anywhere after that, the worker (the one
+    it started, or the next) writes it, once, whole; before, a SessionEnd cut mid-write left
+    nothing saved and nothing queued."""
+    patch, worker_started = KILL_POINTS[point]
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 2_000_000, project=project.path)
+    event = payload("SessionEnd", project.path, transcript.path, reason="exit")
+
+    assert hook_killed_at(project, event, patch) == -signal.SIGKILL
+
+    if worker_started:
+        assert wait_until(lambda: not queue_entries(project) and worker_finished(project.path), 120)
+    else:  # the next worker (any later event's) takes the queue
+        assert not savepoint_log.savepoints(project.logs) and len(queue_entries(project)) == 1
+        assert compaction.write_queued(configuration.load(project.path)) == 1
+        assert not queue_entries(project)
+    created = [line for line in index_lines(project) if line["event"] == "SAVEPOINT_CREATED"]
+    assert len(created) == 1, created
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.trigger, saved.recovered) == (event["session_id"], "session_end", None)
+    assert saved.transcript_end == transcript.path.stat().st_size  # all of it
+    assert not list((project.logs / "precompact-saves").glob(".*.tmp"))
+
+
+@pytest.mark.slow
+def test_session_end_of_a_session_longer_than_its_timeout_holds_leaves_the_savepoint_to_the_worker(tmp_path):
+    """Claude Code gives SessionEnd 5 s: 30 MB never saved is more than the hook may write in
+    half of that (config/hook_timeouts.writes_in_time: 25 MB; Codex's 3 s, 15 MB), so the hook
+    queues it and answers at once, and the worker writes it, whole and unmarked as a recovery."""
+    from precompact.config import hook_timeouts
+
+    assert hook_timeouts.writes_in_time("claude", "SessionEnd", 25_000_000)
+    assert not hook_timeouts.writes_in_time("claude", "SessionEnd", 25_000_001)
+    assert not hook_timeouts.writes_in_time("codex", "SessionEnd", 15_000_001)
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 30_000_000, project=project.path)
+    size = transcript.path.stat().st_size
+    event = payload("SessionEnd", project.path, transcript.path, reason="exit")
+    began = time.monotonic()
+    ended = precompact(project.path, "hook", stdin=event)
+    took = time.monotonic() - began
+    assert ended.returncode == 0, ended.stderr
+    assert took < hook_timeouts.installed("claude", "SessionEnd") / 2, took
+    assert wait_until(lambda: bool(savepoint_log.savepoints(project.logs)), 300)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.trigger, saved.recovered, saved.transcript_end) == ("session_end", None, size)
+    assert saved.queue_entry is not None
+    assert wait_until(lambda: worker_finished(project.path), 120)

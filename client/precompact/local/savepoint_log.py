@@ -487,6 +487,11 @@ class Savepoint(Record):
         return self._text("recovered")
 
     @property
+    def queue_entry(self) -> str | None:
+        """The queue entry it was written from (local/snapshot.queue), if it was queued."""
+        return self._text("queue_entry")
+
+    @property
     def snapshot_size_bytes(self) -> int:
         return self._number("snapshot_size_bytes") or 0
 

@@ -436,89 +436,105 @@ def create_savepoint(
     now: datetime | None = None,
     recovery: Recovery | None = None,
     lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
+) -> WrittenSnapshot:
+    """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        written = _create_locked(settings, session, now, recovery)
+    _register(settings)
+    return written
+
+
+def _create_locked(
+    settings: Settings,
+    session: Session,
+    now: datetime | None,
+    recovery: Recovery | None,
+    until: int | None = None,
     queued: str | None = None,
 ) -> WrittenSnapshot:
-    """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
-    entry it is made from, removed under the same lock once the event is appended."""
-    with savepoint_log.locked(settings.logs, lock_timeout):
-        index = savepoint_log.read(settings.logs)
-        mine = savepoint_log.of_instance(index.savepoints, settings.instance)
-        previous = mine[-1] if mine else None
-        if previous is not None and not settings.vouched(previous):
-            # Its hash would be this savepoint's predecessor: the chain would refuse every
-            # savepoint from here on, and `verify` would never pass again.
-            raise Unvouched(
-                provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)], settings.git_layer)
-            )
-        # Read under the lock, and never earlier than the previous savepoint: the program
-        # refuses a timestamp that goes backwards, which would leave this savepoint (and all
-        # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
-        now = now or datetime.now(UTC)
-        if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
-            now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
-        lineage = index.lineage(settings.instance)
-        sequence = previous.sequence + 1 if previous else 1
-        prev_hash = previous.snapshot_hash if previous else None
-        with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
-            # Snapshots are written only under this lock, so any temporary file seen now was
-            # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
-            for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
-                os.unlink(stale, dir_fd=saves)
-            # A line that does not parse may be the one naming it (torn by a crash): none is
-            # removed then (`doctor` names them, `verify` the line).
-            for unindexed in [] if index.bad_lines else _unindexed(saves, index.savepoints):
-                if (
-                    os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
-                    < time.time() - UNINDEXED_SNAPSHOT_SECONDS
-                ):
-                    os.unlink(unindexed, dir_fd=saves)
-            now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
-            path = settings.logs.parent / name
-            digest, size, facts = _write_snapshot(
-                saves, path, settings, session, now, sequence, mine, lineage, recovery
-            )
-        event = {
-            "event": savepoint_log.Event.SAVEPOINT_CREATED,
-            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "unix_timestamp": int(now.timestamp()),
-            "instance": settings.instance,
-            "sequence": sequence,
-            "snapshot_hash": f"sha256:{digest}",
-            "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
-            "snapshot_size_bytes": size,
-            "snapshot_file": name,
-            "trigger": session.trigger,
-            "session_id": session.session_id,
-            "layer_1_status": savepoint_log.LAYER_1_SAVED,
-            "layer_2_status": savepoint_log.Layer2.PENDING,
-            "layer_3_status": savepoint_log.Layer3.QUEUED,
-            "tokens_used_this_session": facts["tokens"]["used"],
-            "tokens_remaining": facts["tokens"]["remaining"],
-            "context_utilization_percent": facts["tokens"]["utilization_percent"],
-            "redactions": facts["redactions"],
-            # What the session had last said: a later PreCompact finding the same keeps this savepoint.
-            "last_said": facts["last_said"],
-            # How far into the transcript this savepoint read, and what it holds: capture.py
-            # finds a compaction no savepoint covers, and never briefs an empty one.
-            "transcript_end": facts["transcript_end"],
-            "messages": facts["messages"],
-            # The compactions its history holds: one made after a compaction is that compaction's
-            # (capture.compaction), which `uncompact` and `dropped` take by default.
-            "compact_boundaries": facts["compact_boundaries"],
-            # Transcript lines not saved whole (malformed, or longer than a line may be: kept as
-            # their head, or the last one still being written): the note and the brief say "full"
-            # only when there is none.
-            "lines_in_part": facts["lines_in_part"],
-            "agent": session.agent,
-            "agent_version": session.agent_version,
-        }
-        if recovery is not None:
-            event["recovered"] = recovery.reason
-        savepoint_log.append(settings.logs, event)
-        if queued is not None:
-            with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
-                os.unlink(queued, dir_fd=waiting)
-    _register(settings)
+    """`create_savepoint`'s work, the index lock held. `until`: the byte the transcript is read
+    up to where `recovery` does not say; `queued`: the queue entry it is made from, named in the
+    index line and removed once the line is appended."""
+    index = savepoint_log.read(settings.logs)
+    mine = savepoint_log.of_instance(index.savepoints, settings.instance)
+    previous = mine[-1] if mine else None
+    if previous is not None and not settings.vouched(previous):
+        # Its hash would be this savepoint's predecessor: the chain would refuse every
+        # savepoint from here on, and `verify` would never pass again.
+        raise Unvouched(
+            provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)], settings.git_layer)
+        )
+    # Read under the lock, and never earlier than the previous savepoint: the program
+    # refuses a timestamp that goes backwards, which would leave this savepoint (and all
+    # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
+    now = now or datetime.now(UTC)
+    if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
+        now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
+    lineage = index.lineage(settings.instance)
+    sequence = previous.sequence + 1 if previous else 1
+    prev_hash = previous.snapshot_hash if previous else None
+    with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
+        # Snapshots are written only under this lock, so any temporary file seen now was
+        # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
+        for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
+            os.unlink(stale, dir_fd=saves)
+        # A line that does not parse may be the one naming it (torn by a crash): none is
+        # removed then (`doctor` names them, `verify` the line).
+        for unindexed in [] if index.bad_lines else _unindexed(saves, index.savepoints):
+            if (
+                os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
+                < time.time() - UNINDEXED_SNAPSHOT_SECONDS
+            ):
+                os.unlink(unindexed, dir_fd=saves)
+        now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
+        path = settings.logs.parent / name
+        digest, size, facts = _write_snapshot(
+            saves, path, settings, session, now, sequence, mine, lineage, recovery, until
+        )
+    event = {
+        "event": savepoint_log.Event.SAVEPOINT_CREATED,
+        "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "unix_timestamp": int(now.timestamp()),
+        "instance": settings.instance,
+        "sequence": sequence,
+        "snapshot_hash": f"sha256:{digest}",
+        "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
+        "snapshot_size_bytes": size,
+        "snapshot_file": name,
+        "trigger": session.trigger,
+        "session_id": session.session_id,
+        "layer_1_status": savepoint_log.LAYER_1_SAVED,
+        "layer_2_status": savepoint_log.Layer2.PENDING,
+        "layer_3_status": savepoint_log.Layer3.QUEUED,
+        "tokens_used_this_session": facts["tokens"]["used"],
+        "tokens_remaining": facts["tokens"]["remaining"],
+        "context_utilization_percent": facts["tokens"]["utilization_percent"],
+        "redactions": facts["redactions"],
+        # What the session had last said: a later PreCompact finding the same keeps this savepoint.
+        "last_said": facts["last_said"],
+        # How far into the transcript this savepoint read, and what it holds: capture.py
+        # finds a compaction no savepoint covers, and never briefs an empty one.
+        "transcript_end": facts["transcript_end"],
+        "messages": facts["messages"],
+        # The compactions its history holds: one made after a compaction is that compaction's
+        # (capture.compaction), which `uncompact` and `dropped` take by default.
+        "compact_boundaries": facts["compact_boundaries"],
+        # Transcript lines not saved whole (malformed, or longer than a line may be: kept as
+        # their head, or the last one still being written): the note and the brief say "full"
+        # only when there is none.
+        "lines_in_part": facts["lines_in_part"],
+        "agent": session.agent,
+        "agent_version": session.agent_version,
+    }
+    if recovery is not None:
+        event["recovered"] = recovery.reason
+    if queued is not None:
+        # A process killed between this line and the entry's removal leaves the entry: the
+        # next one to take it finds it written (`_written_from`), never writes it twice.
+        event["queue_entry"] = queued
+    savepoint_log.append(settings.logs, event)
+    if queued is not None:
+        _unqueue(settings.logs, queued)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event, facts["lines_in_part"])
 
 
@@ -532,13 +548,15 @@ def _register(settings: Settings) -> None:
         registry.register(settings.logs.parent, settings.instance)
 
 
-def queue(settings: Settings, session: Session, end: int | None = None) -> None:
+def queue(settings: Settings, session: Session, end: int | None = None, reason: str | None = QUEUED_REASON) -> str:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
-    past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py)
-    bounds what the worker reads, so the savepoint holds what the hook would have saved. Stamped
-    with this machine's key: a queue entry that came with the project is never read (it could
-    name any file as a transcript)."""
+    past what a hook may wait (other saves of large transcripts), or the save may not fit in
+    what is left of the hook's timeout, and a hook that gave up, or was cut, would lose the
+    savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py) bounds what
+    the worker reads, so the savepoint holds what the hook would have saved; `reason` is what
+    its index line then says it was recovered for (None: not a recovery, as SessionEnd's are
+    not). Stamped with this machine's key: a queue entry that came with the project is never
+    read (it could name any file as a transcript). The entry's name, for `write_entry`."""
     if end is None:
         try:
             end = os.stat(session.transcript_path).st_size if session.transcript_path else None
@@ -546,9 +564,10 @@ def queue(settings: Settings, session: Session, end: int | None = None) -> None:
             end = None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    entry = orjson.dumps({"session": session.as_dict(), "end": end})
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
+    entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
+    name = f"{time.time_ns():020d}-{os.getpid()}.json"
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", provenance.stamped(QUEUE_PURPOSE, entry))
+    return name
 
 
 class QueuedSummary(Record, frozen=True):
@@ -600,18 +619,33 @@ def write_queued(settings: Settings, summary_recorded: Callable[[QueuedSummary],
         if name.endswith(SUMMARY_SUFFIX):
             record_summary(settings, name, QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
             continue
+        written += write_entry(settings, name, QUEUED_LOCK_TIMEOUT_SECONDS) is not None
+    return written
+
+
+def write_entry(settings: Settings, name: str, lock_timeout: float) -> WrittenSnapshot | None:
+    """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
+    the index lock (the hook that queued it, or the worker, whichever takes the lock first);
+    None when another process wrote it first, or it is not an entry this machine made (then
+    removed unread). LockTimeout when the lock stays busy past `lock_timeout`."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
         try:
             stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
-        except FileNotFoundError:  # written meanwhile by the hook that queued it
-            continue
-        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is None:
+        except FileNotFoundError:  # written meanwhile
+            return None
+        session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        if session is None or _written_from(settings.logs, name):
             _unqueue(settings.logs, name)
-            continue
-        recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-        create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
-        written += 1
+            return None
+        recovery = Recovery(reason, end) if reason is not None and end is not None else None
+        written = _create_locked(settings, session, None, recovery, until=end, queued=name)
+    _register(settings)
     return written
+
+
+def _written_from(logs: Path, name: str) -> bool:
+    """Whether a savepoint of the index was written from the queue entry `name` already."""
+    return any(s.queue_entry == name for s in savepoint_log.read(logs).savepoints)
 
 
 def _unqueue(logs: Path, name: str) -> None:
@@ -678,21 +712,26 @@ def _queued_summary(entry: bytes | None) -> QueuedSummary | None:
     return QueuedSummary(**found)
 
 
-def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:
+def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None, str | None]:
+    """The session, end and recovery reason of a savepoint queue entry's JSON (None: not one). An
+    entry written before entries named their reason is a recovery's (QUEUED_REASON)."""
     import orjson
 
     try:
         found = orjson.loads(entry) if entry is not None else None
     except orjson.JSONDecodeError:
-        return None, None
+        return None, None, None
     fields = found.get("session") if isinstance(found, dict) else None
     end = found.get("end") if isinstance(found, dict) else None
+    reason = found.get("reason", QUEUED_REASON) if isinstance(found, dict) else None
     names = set(Session.field_names)
     if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
-        return None, None
+        return None, None, None
     if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
-        return None, None
-    return Session(**fields), end
+        return None, None, None
+    if not isinstance(reason, (str, type(None))):
+        return None, None, None
+    return Session(**fields), end, reason
 
 
 def unindexed(logs: Path) -> list[str]:
@@ -724,6 +763,7 @@ def _write_snapshot(
     saved: list[savepoint_log.Savepoint],
     lineage: list[str],
     recovery: Recovery | None,
+    until: int | None = None,
 ) -> tuple[str, int, dict]:
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
@@ -744,7 +784,7 @@ def _write_snapshot(
         reading = _Reading(scan)
         if session.transcript_path:
             reading = _write_history(
-                writer, settings, session, scan, redactor, saved, recovery.end if recovery else None
+                writer, settings, session, scan, redactor, saved, recovery.end if recovery else until
             )
         else:
             scan.found, scan.problem = False, "no transcript path given"
