@@ -253,5 +253,6 @@ def test_session_end_of_a_session_longer_than_its_timeout_holds_leaves_the_savep
     assert wait_until(lambda: bool(savepoint_log.savepoints(project.logs)), 300)
     [saved] = savepoint_log.savepoints(project.logs)
     assert (saved.trigger, saved.recovered, saved.transcript_end) == ("session_end", None, size)
-    assert saved.queue_entry is not None
+    [created] = [line for line in index_lines(project) if line["event"] == "SAVEPOINT_CREATED"]
+    assert snapshot.QUEUE_ENTRY.fullmatch(created["queue_entry"]) and not queue_entries(project)
     assert wait_until(lambda: worker_finished(project.path), 120)

@@ -33,6 +33,8 @@ from precompact.records import Record, field
 
 INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
+# The key of a line written from a hook's queue entry, naming the entry (`from_queue_entry`).
+QUEUE_ENTRY = "queue_entry"
 LOCK_POLL_SECONDS = 0.01
 
 
@@ -195,6 +197,12 @@ def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
 def mark(logs: Path, savepoint: Savepoint, event: Event, lock_timeout: float = 10.0, **details) -> None:
     """Records an event about one savepoint (a layer's progress, a summary)."""
     record(logs, marked(savepoint, event, **details), lock_timeout)
+
+
+def from_queue_entry(logs: Path, name: str) -> bool:
+    """Whether a line of the index was written from the queue entry `name` (a savepoint or a
+    compaction summary a hook queued: local/snapshot.py), which is then not written again."""
+    return any(event.get(QUEUE_ENTRY) == name for event in read(logs).events)
 
 
 def marked(savepoint: Savepoint, event: Event, **details) -> dict:
@@ -485,11 +493,6 @@ class Savepoint(Record):
     def recovered(self) -> str | None:
         """Why this savepoint was recovered after a compaction (capture), None if it was not."""
         return self._text("recovered")
-
-    @property
-    def queue_entry(self) -> str | None:
-        """The queue entry it was written from (local/snapshot.queue), if it was queued."""
-        return self._text("queue_entry")
 
     @property
     def snapshot_size_bytes(self) -> int:

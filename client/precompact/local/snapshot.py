@@ -530,8 +530,8 @@ def _create_locked(
         event["recovered"] = recovery.reason
     if queued is not None:
         # A process killed between this line and the entry's removal leaves the entry: the
-        # next one to take it finds it written (`_written_from`), never writes it twice.
-        event["queue_entry"] = queued
+        # next one to take it finds it written (savepoint_log.from_queue_entry), never twice.
+        event[savepoint_log.QUEUE_ENTRY] = queued
     savepoint_log.append(settings.logs, event)
     if queued is not None:
         _unqueue(settings.logs, queued)
@@ -634,18 +634,13 @@ def write_entry(settings: Settings, name: str, lock_timeout: float) -> WrittenSn
         except FileNotFoundError:  # written meanwhile
             return None
         session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is None or _written_from(settings.logs, name):
+        if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
             return None
         recovery = Recovery(reason, end) if reason is not None and end is not None else None
         written = _create_locked(settings, session, None, recovery, until=end, queued=name)
     _register(settings)
     return written
-
-
-def _written_from(logs: Path, name: str) -> bool:
-    """Whether a savepoint of the index was written from the queue entry `name` already."""
-    return any(s.queue_entry == name for s in savepoint_log.read(logs).savepoints)
 
 
 def _unqueue(logs: Path, name: str) -> None:
@@ -659,9 +654,8 @@ def record_summary(
     """Records the queued compaction summary `name` with its savepoint, tells `recorded` (the
     addendum is asked for there), then removes the entry, all under one hold of the index lock: a
     process killed anywhere in between leaves the entry, and the next one to take it records the
-    summary once (the savepoint it was for is written into the entry first, and a summary its
-    savepoint holds already is not recorded again) and tells `recorded` again, so what follows
-    from it is never lost. LockTimeout when the index lock stays busy past `lock_timeout` (the
+    summary once (the savepoint it was for is written into the entry first, and its line names
+    the entry) and tells `recorded` again, so what follows from it is never lost. LockTimeout when the index lock stays busy past `lock_timeout` (the
     entry then waits for the worker)."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         try:
@@ -680,9 +674,13 @@ def record_summary(
             # when a killed worker's successor records it.
             summary = summary.replace(sequence=mine[-1].sequence)
             _write_summary_entry(settings, name, summary)
-        if mine[-1].compact_summary != summary.summary:
+        if not savepoint_log.from_queue_entry(settings.logs, name):
             line = savepoint_log.marked(
-                mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
+                mine[-1],
+                savepoint_log.Event.COMPACT_SUMMARY,
+                trigger=summary.trigger,
+                summary=summary.summary,
+                **{savepoint_log.QUEUE_ENTRY: name},
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
         # Under the lock still, so that no other process takes the entry until it is removed.
