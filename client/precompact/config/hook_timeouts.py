@@ -44,8 +44,8 @@ LOCK_SHARE = 1 / 6
 QUEUE_AT_ONCE = ("SessionEnd",)
 # How fast a hook writes a savepoint of transcript never saved before, at the least: Python's
 # start, the read, redaction and the chunks' writes together, on the loaded 2-core machine of
-# docs/performance.md ("SessionEnd on a long session": 50 MB took 3.0 to 3.9 s at load 7 to 8,
-# 13 to 17 MB/s; 10 here leaves room for a slower disk).
+# docs/performance.md ("SessionEnd on a long session": 50 and 100 MB took 3.0 to 8.2 s at load 4
+# to 8.5, 12 to 16 MB/s; 10 here leaves room for a slower disk).
 SAVED_BYTES_PER_SECOND = 10_000_000
 # The share of its timeout an event that is cut when it runs out (SessionEnd) may plan to spend
 # writing a savepoint itself: Codex's 3 s give 15 MB, Claude Code's 5 s 25 MB; a longer session's
