@@ -1,7 +1,8 @@
 """How long each agent lets each hook event run before it cancels it (the timeouts `install`
 registers, and those hooks/hooks.json and OpenCode's plugin give: tests keep them equal to this
-table), and, derived from it, how long an event may wait for the index lock: a hook cancelled
-while it waits has saved nothing and queued nothing, and says nothing.
+table), and, derived from it, how long an event may wait for the index lock (a hook cancelled
+while it waits has saved nothing and queued nothing, and says nothing) and how large a savepoint
+it may write itself (a larger one is the worker's: `writes_in_time`).
 
 Standard library only: the hook reads it at every event that takes the index lock."""
 
