@@ -447,6 +447,9 @@ def _note(entry: dict, scan: TranscriptScan) -> None:
     kind = entry.get("type")
     if is_compact_boundary(entry):
         scan.compact_boundaries += 1
+    if kind == "attachment" and conversation.is_message(entry):  # a message sent while a turn ran
+        _count_message(scan, entry.get("uuid"))
+        scan._recent.append(entry)
     if kind not in ("user", "assistant"):
         return
     message: dict = entry["message"] if isinstance(entry.get("message"), dict) else {}
