@@ -250,6 +250,8 @@ def test_a_savepoint_queued_at_precompact_is_briefed_after_the_compaction_and_ne
     assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
     brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Restored from savepoint 1 of" in brief, brief
+    # Saved whole, only later: not "recovered from the transcript" (PreCompact missing some of it).
+    assert "holds the full conversation before compaction." in brief and "recovered from" not in brief, brief
     assert wait_until(lambda: worker_finished(project.path), 30)
     assert [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
 

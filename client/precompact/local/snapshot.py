@@ -61,7 +61,7 @@ QUEUE_PURPOSE = "queued savepoint"
 SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
-QUEUED_REASON = "queued: the index was busy at the hook"
+QUEUED_REASON = savepoint_log.QUEUED_REASON
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
