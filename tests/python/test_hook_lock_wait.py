@@ -19,7 +19,7 @@ from precompact.config import hook_timeouts
 from precompact.config import install as installer
 from precompact.local import savepoint_log
 from support.commands import precompact, wait_until, worker_finished
-from support.projects import new_project
+from support.projects import full_document, new_project
 from support.transcript_gen import generate, payload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -304,3 +304,25 @@ def test_a_queued_savepoint_another_process_wrote_first_is_not_written_again(tmp
         snapshot.create_savepoint(settings, session, queued=name)
     assert savepoint_log.savepoints(project.logs) == []
     assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
+
+
+def test_a_savepoint_queued_while_a_line_is_being_written_holds_the_whole_lines_before_it(tmp_path):
+    """The queue entry bounds the savepoint at the transcript's whole lines: the line being
+    written when the hook queued it is the next savepoint's, never saved as the malformed part
+    written so far."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    line = json.dumps({"type": "user", "uuid": "late-line", "message": {"role": "user", "content": "LATE-MARKER"}})
+    with transcript.path.open("a") as f:
+        f.write(line[:30])
+    before = queued_pre_compact(project, transcript)
+    with transcript.path.open("a") as f:
+        f.write(line[30:] + "\n")
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    assert precompact(project.path, "hook", stdin=start).returncode == 0
+    [queued, *later] = savepoint_log.savepoints(project.logs)
+    assert queued.recovered == savepoint_log.QUEUED_REASON and queued.lines_in_part == 0
+    assert b"precompact_unparsed_line" not in full_document(project.path / queued.snapshot_file)
+    # The completed line was said after the queued savepoint: the compaction's hook saves it.
+    assert [s.recovered for s in later] == ["lagging_transcript"]
+    assert b"LATE-MARKER" in full_document(project.path / later[0].snapshot_file)

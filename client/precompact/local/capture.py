@@ -102,7 +102,9 @@ def needed(
     mine = of_session(saved, session.session_id)
     covered = max(max((reach(s) for s in mine), default=0), queued)
     marks = boundaries(path)
-    end = _whole_lines_end(path)
+    from precompact.transcript.claude_code import whole_lines_end
+
+    end = whole_lines_end(path)
     if marks and marks[-1] > covered and not _says_anything(path, marks[-1], end):
         end = marks[-1]
     if not _says_anything(path, covered, end):
@@ -112,25 +114,6 @@ def needed(
     from precompact.local import snapshot
 
     return snapshot.Recovery(LAGGED if lagged else MISSED, end)
-
-
-def _whole_lines_end(path: Path) -> int:
-    """Where the transcript's last whole line ends (a line still being written is not read)."""
-    try:
-        with session_file.open_read(path) as f:
-            size = os.fstat(f.fileno()).st_size
-            step = 1 << 16
-            position = size
-            while position > 0:
-                low = max(position - step, 0)
-                f.seek(low)
-                newline = f.read(position - low).rfind(b"\n")
-                if newline != -1:
-                    return low + newline + 1
-                position = low
-    except OSError:
-        return 0
-    return 0
 
 
 def _says_anything(path: Path, start: int, end: int) -> bool:

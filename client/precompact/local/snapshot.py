@@ -539,15 +539,18 @@ def _register(settings: Settings) -> None:
 def queue(settings: Settings, session: Session, end: int | None = None) -> None:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
     past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py)
-    bounds what the worker reads, so the savepoint holds what the hook would have saved. Stamped
-    with this machine's key: a queue entry that came with the project is never read (it could
-    name any file as a transcript)."""
-    if end is None:
-        try:
-            end = os.stat(session.transcript_path).st_size if session.transcript_path else None
-        except OSError:
-            end = None
+    lose the savepoint. Where the transcript's whole lines end now (once a last line still being
+    written has settled, as the hook's own read waits for it; or `end`, a recovery's:
+    local/capture.py) bounds what the worker reads, so the savepoint holds what the hook would
+    have saved, and never the part of a line written so far as a malformed line of its own.
+    Stamped with this machine's key: a queue entry that came with the project is never read (it
+    could name any file as a transcript)."""
+    if end is None and session.transcript_path:
+        from precompact.transcript import claude_code as transcript
+
+        path = Path(session.transcript_path)
+        transcript.settle(path)
+        end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = orjson.dumps({"session": session.as_dict(), "end": end})
