@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -326,3 +327,34 @@ def test_a_savepoint_queued_while_a_line_is_being_written_holds_the_whole_lines_
     # The completed line was said after the queued savepoint: the compaction's hook saves it.
     assert [s.recovered for s in later] == ["lagging_transcript"]
     assert b"LATE-MARKER" in full_document(project.path / later[0].snapshot_file)
+
+
+# A compaction's hook writing a queued savepoint, killed before the savepoint's index line (the
+# snapshot and its chunks written): an OOM kill, a reboot, the agent's timeout.
+KILLED_BEFORE_THE_INDEX_LINE = """
+import os, signal, sys
+from pathlib import Path
+from precompact.config import settings as configuration
+from precompact.local import savepoint_log, snapshot
+from precompact.ops import compaction
+savepoint_log.append = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+snapshot.write_queued_savepoints(compaction.layer_1(configuration.load(Path(sys.argv[1]))), 5.0)
+"""
+
+
+def test_a_hook_killed_writing_a_queued_savepoint_leaves_it_queued_for_the_next(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = queued_pre_compact(project, transcript)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_THE_INDEX_LINE, str(project.path)], check=False, timeout=120
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert len(queue_entries(project)) == 1 and savepoint_log.savepoints(project.logs) == []
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    started = precompact(project.path, "hook", stdin=start)
+    assert started.returncode == 0, started.stderr
+    assert queue_entries(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
+    assert "Restored from savepoint 1 of" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
