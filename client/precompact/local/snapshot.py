@@ -61,7 +61,7 @@ QUEUE_PURPOSE = "queued savepoint"
 SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
-QUEUED_REASON = "queued: the index was busy at the hook"
+QUEUED_REASON = savepoint_log.QUEUED_REASON
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -441,6 +441,10 @@ def create_savepoint(
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
     entry it is made from, removed under the same lock once the event is appended."""
     with savepoint_log.locked(settings.logs, lock_timeout):
+        if queued is not None and not _still_queued(settings.logs, queued):
+            # Another process (the worker, or a session start after a compaction) wrote it
+            # while this one waited for the lock: written again, it would be a second savepoint.
+            raise AlreadyWritten(queued)
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
         previous = mine[-1] if mine else None
@@ -535,15 +539,18 @@ def _register(settings: Settings) -> None:
 def queue(settings: Settings, session: Session, end: int | None = None) -> None:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
     past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py)
-    bounds what the worker reads, so the savepoint holds what the hook would have saved. Stamped
-    with this machine's key: a queue entry that came with the project is never read (it could
-    name any file as a transcript)."""
-    if end is None:
-        try:
-            end = os.stat(session.transcript_path).st_size if session.transcript_path else None
-        except OSError:
-            end = None
+    lose the savepoint. Where the transcript's whole lines end now (once a last line still being
+    written has settled, as the hook's own read waits for it; or `end`, a recovery's:
+    local/capture.py) bounds what the worker reads, so the savepoint holds what the hook would
+    have saved, and never the part of a line written so far as a malformed line of its own.
+    Stamped with this machine's key: a queue entry that came with the project is never read (it
+    could name any file as a transcript)."""
+    if end is None and session.transcript_path:
+        from precompact.transcript import claude_code as transcript
+
+        path = Path(session.transcript_path)
+        transcript.settle(path)
+        end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = orjson.dumps({"session": session.as_dict(), "end": end})
@@ -598,24 +605,91 @@ def write_queued(settings: Settings) -> QueuedWritten:
     written = 0
     summaries: list[QueuedSummary] = []
     for name in queued(settings.logs):
-        stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
+        stored = _queue_entry(settings.logs, name)
+        if stored is None:
+            continue  # written by a session start after a compaction (`write_queued_savepoints`)
         if name.endswith(SUMMARY_SUFFIX):
             recorded = _record_summary(settings, name, _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored)))
             summaries.extend([recorded] if recorded is not None else [])
             continue
-        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is None:
-            _unqueue(settings.logs, name)
-            continue
-        recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-        create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
-        written += 1
+        written += _write_queued_savepoint(settings, name, stored, QUEUED_LOCK_TIMEOUT_SECONDS)
     return QueuedWritten(savepoints=written, summaries=summaries)
 
 
+def write_queued_savepoints(settings: Settings, lock_timeout: float) -> int:
+    """For a session start after a compaction: the queue's savepoints up to its first compaction
+    summary, written (waiting at most `lock_timeout` for the index lock; LockTimeout past it), so
+    that a savepoint PreCompact queued is briefed, and never recovered a second time. A summary,
+    and what follows it, stays for the worker: it records the summary with the savepoint it
+    follows and asks for what the summary left out. How many savepoints were written."""
+    written = 0
+    until = time.monotonic() + lock_timeout
+    for name in queued(settings.logs):
+        if name.endswith(SUMMARY_SUFFIX):
+            break
+        stored = _queue_entry(settings.logs, name)
+        if stored is not None:
+            written += _write_queued_savepoint(settings, name, stored, max(until - time.monotonic(), 0.0))
+    return written
+
+
+def queued_reach(logs: Path, session_id: str) -> int:
+    """How far into its transcript the furthest savepoint queued for `session_id` will read (0
+    for none, or one whose end is unknown): local/capture.py counts it as covered, as the
+    worker will write it. Only an entry this machine made counts."""
+    reach = 0
+    for name in queued(logs):
+        stored = None if name.endswith(SUMMARY_SUFFIX) else _queue_entry(logs, name)
+        if stored is None:
+            continue
+        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        if session is not None and session.session_id == session_id and end is not None:
+            reach = max(reach, end)
+    return reach
+
+
+def _queue_entry(logs: Path, name: str) -> bytes | None:
+    """The queue entry `name` as stored; None when another process has taken it since it was
+    listed."""
+    try:
+        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}")
+    except FileNotFoundError:
+        return None
+
+
+def _write_queued_savepoint(settings: Settings, name: str, stored: bytes, lock_timeout: float) -> int:
+    """Writes the savepoint of queue entry `name` (`stored`): 1, or 0 when it was not one this
+    machine made (removed unread) or another process wrote it first."""
+    session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+    if session is None:
+        _unqueue(settings.logs, name)
+        return 0
+    recovery = Recovery(QUEUED_REASON, end) if end is not None else None
+    try:
+        create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout, queued=name)
+    except AlreadyWritten:
+        return 0
+    return 1
+
+
+class AlreadyWritten(Exception):
+    """The queue entry a savepoint was to be made from is gone: another process wrote it."""
+
+
+def _still_queued(logs: Path, name: str) -> bool:
+    """Whether queue entry `name` is still there (checked under the index lock, which every
+    writer of a queued savepoint holds while it writes the savepoint and removes the entry)."""
+    try:
+        with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
+            os.stat(name, dir_fd=waiting, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def _unqueue(logs: Path, name: str) -> None:
-    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
-        os.unlink(name, dir_fd=waiting)
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
 
 
 def _record_summary(settings: Settings, name: str, summary: QueuedSummary | None) -> QueuedSummary | None:
