@@ -608,9 +608,24 @@ def write_queued(settings: Settings) -> QueuedWritten:
             _unqueue(settings.logs, name)
             continue
         recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-        create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
+        with _read_again(session) as again:
+            create_savepoint(settings, again, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
         written += 1
     return QueuedWritten(savepoints=written, summaries=summaries)
+
+
+@contextlib.contextmanager
+def _read_again(session: Session) -> Iterator[Session]:
+    """`session` as queued; one whose document the queueing hook held for its own length (a
+    forgotten project's: transcript/agents.held, gone with that hook) with its document read
+    again from its session file, held here in turn: still nothing kept outside the project."""
+    from precompact.transcript import agents
+
+    if not agents.is_held(session.transcript_path) or not session.agent_transcript:
+        yield session
+        return
+    with agents.held(session.agent, session.agent_transcript, session.session_id) as read:
+        yield session.replace(transcript_path=read.transcript_path)
 
 
 def _unqueue(logs: Path, name: str) -> None:
