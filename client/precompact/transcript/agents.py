@@ -79,7 +79,7 @@ def read(agent: str, logs: Path, session_file: str, session_id: str | None = Non
 
 # Where a document held by no name lives while a savepoint reads it (`held`): this process's own
 # descriptor of it. Read by path (the snapshot opens its transcript by path), never kept: a queue
-# entry naming one is read again from its session file (`held_again`).
+# entry naming one is read again from its session file (local/snapshot._read_again).
 HELD_PREFIX = "/proc/self/fd/"
 
 
@@ -100,10 +100,8 @@ def held(agent: str, session_file: str, session_id: str | None = None) -> Iterat
     local/registry.keeps_outside): the document is written to an anonymous file of this process
     (no name in any directory, so neither a crash nor a kill leaves it behind), read through its
     descriptor, and gone when the block ends. Nothing is written under the state directory: no
-    document, no read position, no lock. Claude Code's transcript is read where it is."""
-    if agent == CLAUDE:
-        yield read(agent, Path(), session_file, session_id)
-        return
+    document, no read position, no lock. Not for Claude Code, whose transcript is the document.
+    ValueError for an agent it is not."""
     document = _whole(agent, Path(session_file), session_id)
     import tempfile  # only here: it imports shutil and random, which no kept read needs
 
