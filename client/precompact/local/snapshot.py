@@ -666,7 +666,8 @@ def _write_queued_savepoint(settings: Settings, name: str, stored: bytes, lock_t
         return 0
     recovery = Recovery(QUEUED_REASON, end) if end is not None else None
     try:
-        create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout, queued=name)
+        with _read_again(session) as again:
+            create_savepoint(settings, again, recovery=recovery, lock_timeout=lock_timeout, queued=name)
     except AlreadyWritten:
         return 0
     return 1
@@ -685,6 +686,20 @@ def _still_queued(logs: Path, name: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def _read_again(session: Session) -> Iterator[Session]:
+    """`session` as queued; one whose document the queueing hook held for its own length (a
+    forgotten project's: transcript/agents.held, gone with that hook) with its document read
+    again from its session file, held here in turn: still nothing kept outside the project."""
+    from precompact.transcript import agents
+
+    if not agents.is_held(session.transcript_path) or not session.agent_transcript:
+        yield session
+        return
+    with agents.held(session.agent, session.agent_transcript, session.session_id) as read:
+        yield session.replace(transcript_path=read.transcript_path)
 
 
 def _unqueue(logs: Path, name: str) -> None:
