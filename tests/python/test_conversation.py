@@ -75,20 +75,50 @@ OBSERVED = {
     for row in map(json.loads, (Path(__file__).parent / "support" / "claude_code_user_lines.jsonl").open())
 }
 TYPED = "typed under -p (promptSource sdk)"
+SENT_MID_TURN = "a message the user sent while a turn ran (queued_command attachment)"
+NOTIFIED_MID_TURN = "task-notification of a background agent delivered within a turn (queued_command attachment)"
+THE_USERS = {TYPED: "Run it in the background [[plan:bg]]", SENT_MID_TURN: "Also: never touch the frobnicator config."}
 
 
-def test_only_the_line_the_user_typed_is_theirs_in_what_claude_code_writes():
+def test_only_what_the_user_sent_is_theirs_in_what_claude_code_writes():
     assert set(OBSERVED) == {
         TYPED,
+        SENT_MID_TURN,
         "Stop hook feedback (exit 2)",
         "Stop hook feedback (decision block)",
         "task-notification of a background Bash command",
         "task-notification of a background agent",
+        NOTIFIED_MID_TURN,
     }
     for kind, line in OBSERVED.items():
         typed = conversation.user_text(line)
-        assert typed == ("Run it in the background [[plan:bg]]" if kind == TYPED else ""), kind
-        assert conversation.is_said(line) == conversation.is_message(line) == (kind == TYPED), kind
+        assert typed == THE_USERS.get(kind, ""), kind
+        assert conversation.is_said(line) == conversation.is_message(line) == (kind in THE_USERS), kind
+
+
+def test_a_message_sent_while_a_turn_ran_is_the_users_only_as_claude_code_marks_it():
+    # Claude Code 2.1.332 writes it only as a queued_command attachment (no user line repeats it):
+    # it is the newest request; a queued command of any other mode or provenance is not.
+    sent = OBSERVED[SENT_MID_TURN]
+    assert conversation.recent([sent, OBSERVED[TYPED]]).requests == [THE_USERS[TYPED], THE_USERS[SENT_MID_TURN]]
+    queued = sent["attachment"]
+    for changed in (
+        {"commandMode": "task-notification"},
+        {"commandMode": "bash"},
+        {"commandMode": None},
+        {"origin": {"kind": "task-notification"}},
+        {"origin": "human"},
+        {"promptSource": "system"},
+        {"prompt": "<task-notification>\n<result>run setup.sh</result>"},
+    ):
+        assert conversation.user_text({**sent, "attachment": {**queued, **changed}}) == "", changed
+    assert (
+        conversation.user_text({**sent, "attachment": {**queued, "origin": {"kind": "human"}}})
+        == THE_USERS[SENT_MID_TURN]
+    )
+    assert conversation.user_text({**sent, "isSidechain": True}) == ""
+    assert conversation.user_text({**sent, "attachment": {**queued, "type": "edited_text_file"}}) == ""
+    assert conversation.user_text({**sent, "type": "user"}) == ""  # a user line holds its text in message
 
 
 def test_a_task_notification_is_not_the_users_by_its_provenance_alone():

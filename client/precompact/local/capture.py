@@ -12,8 +12,10 @@ transcript it read (`transcript_end`), which is what "covers" means here.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,19 +87,24 @@ def is_empty(savepoint: savepoint_log.Savepoint) -> bool:
     return savepoint.messages == 0
 
 
-def needed(saved: list[savepoint_log.Savepoint], session: snapshot.Session) -> snapshot.Recovery | None:
+def needed(
+    saved: list[savepoint_log.Savepoint], session: snapshot.Session, queued: int = 0
+) -> snapshot.Recovery | None:
     """In a compaction's hook, the savepoint the session still needs: every whole line of the
     transcript now is from before this compaction (Claude Code 2.1.332 writes its boundary after
     SessionStart and PostCompact), or, where the boundary is already written and nothing was said
     after it, the lines before it. None when nothing said lies beyond what the session's
-    savepoints read (what Claude Code appends around a compaction is not conversation)."""
+    savepoints read, or what a savepoint queued for it will read (`queued`: the worker writes
+    it); what Claude Code appends around a compaction is not conversation."""
     if not session.session_id or not session.transcript_path:
         return None
     path = Path(session.transcript_path)
     mine = of_session(saved, session.session_id)
-    covered = max((reach(s) for s in mine), default=0)
+    covered = max(max((reach(s) for s in mine), default=0), queued)
     marks = boundaries(path)
-    end = _whole_lines_end(path)
+    from precompact.transcript.claude_code import whole_lines_end
+
+    end = whole_lines_end(path)
     if marks and marks[-1] > covered and not _says_anything(path, marks[-1], end):
         end = marks[-1]
     if not _says_anything(path, covered, end):
@@ -107,25 +114,6 @@ def needed(saved: list[savepoint_log.Savepoint], session: snapshot.Session) -> s
     from precompact.local import snapshot
 
     return snapshot.Recovery(LAGGED if lagged else MISSED, end)
-
-
-def _whole_lines_end(path: Path) -> int:
-    """Where the transcript's last whole line ends (a line still being written is not read)."""
-    try:
-        with session_file.open_read(path) as f:
-            size = os.fstat(f.fileno()).st_size
-            step = 1 << 16
-            position = size
-            while position > 0:
-                low = max(position - step, 0)
-                f.seek(low)
-                newline = f.read(position - low).rfind(b"\n")
-                if newline != -1:
-                    return low + newline + 1
-                position = low
-    except OSError:
-        return 0
-    return 0
 
 
 def _says_anything(path: Path, start: int, end: int) -> bool:
@@ -157,14 +145,23 @@ def _says_anything(path: Path, start: int, end: int) -> bool:
 def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout: float) -> str | None:
     """Makes the savepoint `needed` says is missing (Layer 1 only): WRITTEN; or, when the index
     lock stays busy past `lock_timeout` (the hook's event may wait no longer), leaves it to the
-    worker: QUEUED. None when none is missing."""
-    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session)
-    if recovery is None:
-        return None
+    worker: QUEUED. None when none is missing. A savepoint a hook left queued (PreCompact's, the
+    index lock busy) is written first, within the same wait, so that the session is briefed
+    with it (WRITTEN, when nothing else is missing); one still queued after that wait covers
+    what it will read (QUEUED: a compaction summary is then queued after it, and the worker
+    records it with that savepoint)."""
     from precompact.local import snapshot
 
+    until = time.monotonic() + lock_timeout
+    written = 0
+    with contextlib.suppress(savepoint_log.LockTimeout):
+        written = snapshot.write_queued_savepoints(settings, lock_timeout)
+    queued = snapshot.queued_reach(settings.logs, session.session_id) if session.session_id else 0
+    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session, queued)
+    if recovery is None:
+        return QUEUED if queued else WRITTEN if written else None
     try:
-        snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout)
+        snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=max(until - time.monotonic(), 0.0))
     except savepoint_log.LockTimeout:
         snapshot.queue(settings, session, end=recovery.end)
         return QUEUED

@@ -61,7 +61,7 @@ QUEUE_PURPOSE = "queued savepoint"
 SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
-QUEUED_REASON = "queued: the index was busy at the hook"
+QUEUED_REASON = savepoint_log.QUEUED_REASON
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -552,16 +552,19 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
     past what a hook may wait (other saves of large transcripts), or the save may not fit in
     what is left of the hook's timeout, and a hook that gave up, or was cut, would lose the
-    savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py) bounds what
-    the worker reads, so the savepoint holds what the hook would have saved; `reason` is what
-    its index line then says it was recovered for (None: not a recovery, as SessionEnd's are
-    not). Stamped with this machine's key: a queue entry that came with the project is never
-    read (it could name any file as a transcript). The entry's name, for `write_entry`."""
-    if end is None:
-        try:
-            end = os.stat(session.transcript_path).st_size if session.transcript_path else None
-        except OSError:
-            end = None
+    savepoint. Where the transcript's whole lines end now (once a last line still being written
+    has settled, as the hook's own read waits for it; or `end`, a recovery's: local/capture.py)
+    bounds what the worker reads, so the savepoint holds what the hook would have saved, and
+    never the part of a line written so far as a malformed line of its own; `reason` is what its
+    index line then says it was recovered for (None: not a recovery, as SessionEnd's are not).
+    Stamped with this machine's key: a queue entry that came with the project is never read (it
+    could name any file as a transcript). The entry's name, for `write_entry`."""
+    if end is None and session.transcript_path:
+        from precompact.transcript import claude_code as transcript
+
+        path = Path(session.transcript_path)
+        transcript.settle(path)
+        end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
@@ -625,27 +628,81 @@ def write_queued(settings: Settings, summary_recorded: Callable[[QueuedSummary],
 
 def write_entry(settings: Settings, name: str, lock_timeout: float) -> WrittenSnapshot | None:
     """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
-    the index lock (the hook that queued it, or the worker, whichever takes the lock first);
-    None when another process wrote it first, or it is not an entry this machine made (then
-    removed unread). LockTimeout when the lock stays busy past `lock_timeout`."""
+    the index lock (the hook that queued it, the worker, or a session start after a compaction:
+    whichever takes the lock first); None when another process wrote it first (the entry gone,
+    or an index line naming it: killed before its removal), or it is not an entry this machine
+    made (then removed unread). LockTimeout when the lock stays busy past `lock_timeout`."""
     with savepoint_log.locked(settings.logs, lock_timeout):
-        try:
-            stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
-        except FileNotFoundError:  # written meanwhile
+        stored = _queue_entry(settings.logs, name)
+        if stored is None:
             return None
         session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
         if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
             return None
         recovery = Recovery(reason, end) if reason is not None and end is not None else None
-        written = _create_locked(settings, session, None, recovery, until=end, queued=name)
+        with _read_again(session) as again:
+            written = _create_locked(settings, again, None, recovery, until=end, queued=name)
     _register(settings)
     return written
 
 
+def write_queued_savepoints(settings: Settings, lock_timeout: float) -> int:
+    """For a session start after a compaction: the queue's savepoints up to its first compaction
+    summary, written (waiting at most `lock_timeout` for the index lock; LockTimeout past it), so
+    that a savepoint PreCompact queued is briefed, and never recovered a second time. A summary,
+    and what follows it, stays for the worker: it records the summary with the savepoint it
+    follows and asks for what the summary left out. How many savepoints were written."""
+    written = 0
+    until = time.monotonic() + lock_timeout
+    for name in queued(settings.logs):
+        if name.endswith(SUMMARY_SUFFIX):
+            break
+        written += write_entry(settings, name, max(until - time.monotonic(), 0.0)) is not None
+    return written
+
+
+def queued_reach(logs: Path, session_id: str) -> int:
+    """How far into its transcript the furthest savepoint queued for `session_id` will read (0
+    for none, or one whose end is unknown): local/capture.py counts it as covered, as the
+    worker will write it. Only an entry this machine made counts."""
+    reach = 0
+    for name in queued(logs):
+        stored = None if name.endswith(SUMMARY_SUFFIX) else _queue_entry(logs, name)
+        if stored is None:
+            continue
+        session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        if session is not None and session.session_id == session_id and end is not None:
+            reach = max(reach, end)
+    return reach
+
+
+def _queue_entry(logs: Path, name: str) -> bytes | None:
+    """The queue entry `name` as stored; None when another process has taken it since it was
+    listed."""
+    try:
+        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}")
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def _read_again(session: Session) -> Iterator[Session]:
+    """`session` as queued; one whose document the queueing hook held for its own length (a
+    forgotten project's: transcript/agents.held, gone with that hook) with its document read
+    again from its session file, held here in turn: still nothing kept outside the project."""
+    from precompact.transcript import agents
+
+    if not agents.is_held(session.transcript_path) or not session.agent_transcript:
+        yield session
+        return
+    with agents.held(session.agent, session.agent_transcript, session.session_id) as read:
+        yield session.replace(transcript_path=read.transcript_path)
+
+
 def _unqueue(logs: Path, name: str) -> None:
     with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
-        os.unlink(name, dir_fd=waiting)
+        os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
 
 
 def record_summary(

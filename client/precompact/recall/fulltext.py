@@ -61,7 +61,7 @@ WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB 
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "7"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none
+SCHEMA_VERSION = "8"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none; 8: what was delivered within a running turn (queued_command attachments) is indexed, the user's as user
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB
@@ -231,6 +231,11 @@ def entry_facts(entry: object, tool_names: dict[str, str]) -> tuple[str, str | N
         # rest (a task notification, hook feedback, a slash command's output) is Claude Code's.
         typed = kind == "assistant" or bool(conversation.user_text(entry))
         role = "meta" if flagged else "tool" if answered else "meta" if not typed else kind
+    elif (queued := conversation.queued_command(entry)) is not None:
+        # Delivered within a running turn: a message the user sent (theirs) or a background
+        # task's notification (Claude Code's); its one copy in the transcript.
+        texts.append(_flat(queued.get("prompt")))
+        role = "user" if conversation.user_text(entry) else "meta"
     else:
         # `kind` may be any JSON value: only a string is looked up.
         if isinstance(kind, str) and kind in _OWN_TEXT:

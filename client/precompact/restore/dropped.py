@@ -83,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 11
+RULE_VERSION = 12
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -2793,7 +2793,10 @@ def _is_path(path: str) -> bool:
 
 
 def _flagged(entry: dict) -> bool:
-    """Claude Code's own entries (the summary, meta lines, subagents'): nothing said in the session."""
+    """Claude Code's own entries (the summary, meta lines, subagents'): nothing said in the session.
+    A message the user sent while a turn ran is said, though Claude Code writes it as an attachment."""
+    if conversation.queued_command(entry) is not None:
+        return not conversation.user_text(entry)
     return entry.get("type") not in ("user", "assistant") or any(
         entry.get(flag) for flag in ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
     )

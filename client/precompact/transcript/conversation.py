@@ -7,7 +7,9 @@ task's `<task-notification>` (a subagent's result inside), and sidechains (subag
 them is something the user or the model said, so none counts as new conversation, and none is
 quoted back as a user request. A user line is the user's own only when what Claude Code records
 of its provenance says so and its text opens with none of Claude Code's wrappers
-(docs/agents.md, "What Claude Code writes as a user line").
+(docs/agents.md, "What Claude Code writes as a user line"). A message the user sent while a turn
+ran is said too, though Claude Code writes it as an attachment line (`queued_command`), not a
+user line; a background task's notification delivered the same way is Claude Code's.
 """
 
 from __future__ import annotations
@@ -74,6 +76,14 @@ _TAIL_BLOCK_BYTES = 64 << 10
 TAIL_LIMIT_BYTES = 64 << 20
 
 
+# What is delivered within a running turn (a message the user sent while the model worked, a
+# background task's notification) Claude Code 2.1.332 writes only as an `attachment` line of type
+# `queued_command`: `prompt` holds the text, `commandMode` is "prompt" for a message sent by the
+# user and names Claude Code's own otherwise ("task-notification"), `origin` is recorded as on a
+# user line (docs/agents.md). No user line repeats it.
+_USER_COMMAND_MODES = frozenset({"prompt"})
+
+
 def _is_meta_text(text: str) -> bool:
     return text.lstrip().startswith(_META_PREFIXES)
 
@@ -91,12 +101,29 @@ def _one_of(value: object, known: frozenset[str]) -> bool:
     return isinstance(value, str) and value in known
 
 
+def queued_command(entry: dict) -> dict | None:
+    """The `queued_command` an attachment line delivered within a running turn, if it is one."""
+    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
+    return attachment if isinstance(attachment, dict) and attachment.get("type") == "queued_command" else None
+
+
 def user_text(entry: dict) -> str:
-    """What the user typed in a main-chain user entry (empty for tool results, meta entries and
-    lines Claude Code wrote as the user's: see the module's docstring)."""
-    if entry.get("type") != "user" or _flagged(entry) or not _typed_by_user(entry):
+    """What the user typed in a main-chain user entry or a message they sent while a turn ran
+    (empty for tool results, meta entries and lines Claude Code wrote as the user's: see the
+    module's docstring)."""
+    if _flagged(entry):
         return ""
-    content = _content(entry)
+    queued = queued_command(entry)
+    if queued is not None:
+        if not (
+            _one_of(queued.get("commandMode"), _USER_COMMAND_MODES) and _typed_by_user(queued) and _typed_by_user(entry)
+        ):
+            return ""
+        content = queued.get("prompt")
+    elif entry.get("type") != "user" or not _typed_by_user(entry):
+        return ""
+    else:
+        content = _content(entry)
     if isinstance(content, str):
         return "" if _is_meta_text(content) else content.strip()
     if isinstance(content, list):
@@ -116,7 +143,7 @@ def is_said(entry) -> bool:
         return False
     if entry.get("type") == "assistant":
         return True
-    if entry.get("type") != "user":
+    if entry.get("type") not in ("user", "attachment"):
         return False
     content = _content(entry)
     if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
@@ -254,7 +281,7 @@ def recent(newest_first: Iterable, max_entries: int = 1_000, max_requests: int =
         if not isinstance(entry, dict) or _flagged(entry):
             continue
         content = _content(entry)
-        if entry.get("type") == "user":
+        if entry.get("type") in ("user", "attachment"):
             if isinstance(content, list):
                 for block in content:
                     if (
