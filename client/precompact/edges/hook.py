@@ -208,7 +208,14 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         # one for a string cut inside an emoji), which no snapshot or index line can hold: it is
         # repaired here, as the transcript readers repair theirs, before any handler sees it.
         repaired = outside_json.repaired(payload)
-        result = _handlers(agent)[event](repaired, configuration.load(root), agent)
+        loaded = configuration.load(root)
+        # A subagent's session (OpenCode's child session) is not the user's: what it says is the
+        # task another model wrote, and the user's own session holds its outcome.
+        subagent = api.subagent_session(repaired, agent)
+        if subagent:
+            result = HookResult(stderr=f"precompact hook: {subagent}; nothing done")
+        else:
+            result = _handlers(agent)[event](repaired, loaded, agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
