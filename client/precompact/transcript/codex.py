@@ -20,9 +20,9 @@ hook-injected context, the compaction's summary answer) is flagged `isMeta` or
 
 A user message is read item by item, by the kind and provenance Codex records for each
 (`content_item_kinds`, `content_item_metadata[i].provenance`): only a `user.text` item of the
-user's provenance is what the user typed, less the tags Codex puts around an attached image (items
-of their own, marked the user's) and the `<stdin>` block it appends to the prompt when input is
-piped to `codex exec`. What else the message holds (that block, an image's tags and
+user's provenance is what the user typed, less the tags Codex puts around an attached image
+(items of their own, marked the user's) and the `<stdin>` block it appends to the prompt when
+input is piped to `codex exec`. What else the message holds (that block, an image's tags,
 Codex's own items) follows it as an `isMeta` entry of its own, searchable and never the user's
 (that entry carries no record: the message's own entry keeps it whole).
 
@@ -124,36 +124,19 @@ def read_from(raw: bytes, start: int) -> Document:
 
 def entries_of(record: dict, offset: int) -> list[dict]:
     """The entries one rollout record becomes (`offset`: where its line starts, which marks a
-    record without ordinal): its own, then, for a user message holding more than the user's text,
-    the rest of it as an `isMeta` entry."""
-    entry = _entry_of(record, offset)
-    attached = entry.pop(_ATTACHED, None)
-    if not attached:
-        return [entry]
-    meta = {
-        "type": "user",
-        "message": _said("user", [{"type": "text", "text": attached}]),
-        "isMeta": True,
-        "uuid": f"{entry['uuid']}:attached",
-        "timestamp": entry.get("timestamp"),
-    }
-    return [entry, meta]
-
-
-# Where `_message` leaves the text of a user message that is not the user's, for `entries_of`.
-_ATTACHED = "codex_attached"
-
-
-def _entry_of(record: dict, offset: int) -> dict:
+    record without ordinal): one, but for a user message holding more than the user's text,
+    whose rest follows it as an `isMeta` entry."""
     kind = record.get("type")
     payload = record["payload"] if isinstance(record.get("payload"), dict) else {}
     ordinal = record.get("ordinal")
     mark = f"codex:{ordinal if isinstance(ordinal, int) else f'@{offset}'}"
     base = {"uuid": mark, "timestamp": record.get("timestamp"), "agent_record": record}
     if kind == "compacted":
-        return {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
+        return [
+            {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
+        ]
     if kind != "response_item":
-        return {"type": f"codex.{kind}", **base}
+        return [{"type": f"codex.{kind}", **base}]
     item = payload.get("type")
     metadata = record["metadata"] if isinstance(record.get("metadata"), dict) else {}
     if item == "message":
@@ -161,19 +144,17 @@ def _entry_of(record: dict, offset: int) -> dict:
     if item == "reasoning":
         summary = [s.get("text") for s in payload.get("summary") or [] if isinstance(s, dict)]
         thinking = "\n".join(t for t in summary if isinstance(t, str))
-        return {
-            "type": "assistant",
-            "message": _said("assistant", [{"type": "thinking", "thinking": thinking}]),
-            **base,
-        }
+        return [
+            {"type": "assistant", "message": _said("assistant", [{"type": "thinking", "thinking": thinking}]), **base}
+        ]
     if item in ("function_call", "custom_tool_call", "local_shell_call"):
-        return {"type": "assistant", "message": _said("assistant", [_tool_use(payload)]), **base}
+        return [{"type": "assistant", "message": _said("assistant", [_tool_use(payload)]), **base}]
     if item in ("function_call_output", "custom_tool_call_output"):
-        return {"type": "user", "message": _said("user", [_tool_result(payload)]), **base}
-    return {"type": f"codex.{item}", **base}
+        return [{"type": "user", "message": _said("user", [_tool_result(payload)]), **base}]
+    return [{"type": f"codex.{item}", **base}]
 
 
-def _message(payload: dict, metadata: dict, base: dict) -> dict:
+def _message(payload: dict, metadata: dict, base: dict) -> list[dict]:
     role = payload.get("role")
     texts = [c.get("text") for c in payload.get("content") or [] if isinstance(c, dict)]
     text = "\n".join(t for t in texts if isinstance(t, str))
@@ -181,25 +162,29 @@ def _message(payload: dict, metadata: dict, base: dict) -> dict:
         entry = {"type": "assistant", "message": _said("assistant", [{"type": "text", "text": text}]), **base}
         if metadata.get("compaction_output") is True:
             entry["isCompactSummary"] = True  # the compaction's answer: Codex's summary, not a turn
-        return entry
+        return [entry]
     if role == "user":
-        typed, attached = _user_items(payload)
+        typed, rest = _user_items(payload)
         if not typed or typed.lstrip().startswith(_CONTEXT_PREFIXES):
-            return {"type": "user", "message": _said("user", [{"type": "text", "text": text}]), "isMeta": True, **base}
+            return [
+                {"type": "user", "message": _said("user", [{"type": "text", "text": text}]), "isMeta": True, **base}
+            ]
         entry = {"type": "user", "message": _said("user", [{"type": "text", "text": typed}]), **base}
-        if attached:
-            entry[_ATTACHED] = attached
-        return entry
+        if not rest:
+            return [entry]
+        # The record stays with the message's own entry only: `resurrect --uncompact` writes it once.
+        codexs = {"type": "user", "message": _said("user", [{"type": "text", "text": rest}]), "isMeta": True}
+        return [entry, {**codexs, "uuid": f"{base['uuid']}:attached", "timestamp": base["timestamp"]}]
     # developer (the system prompt and its updates) and any other role: Codex's, not said.
-    return {"type": "system", "subtype": f"codex_{role}_message", "content": text, **base}
+    return [{"type": "system", "subtype": f"codex_{role}_message", "content": text, **base}]
 
 
 def _user_items(payload: dict) -> tuple[str, str]:
     """A user message's text split in two: what the user typed (its `user.text` items of the
     user's provenance, less an image's tags and a piped `<stdin>` block) and the rest (those, and
-    Codex's own items).
-    A message whose items' kinds Codex does not record (versions before it did) is the user's
-    whole; one whose kinds or provenances do not line up with its items is none of it."""
+    Codex's own items). A message whose items' kinds Codex does not record (versions before it
+    did) is the user's whole; one whose kinds or provenances do not line up with its items is
+    none of it."""
     items = [c for c in payload.get("content") or [] if isinstance(c, dict)]
     texts = [t if isinstance(t := c.get("text"), str) else "" for c in items]
     passthrough = payload.get("internal_chat_message_metadata_passthrough")
