@@ -92,6 +92,9 @@ NOTHING_TO_DO = {
 # precompact's plugin): a line for the user goes on stderr there, never stdout.
 COMPACTION_STDOUT_TO_MODEL = (CLAUDE, OPENCODE)
 
+# The events that save from the session the event names (a savepoint, or one recovered).
+SAVED_FROM_THE_SESSION = ("PreCompact", "PostCompact")
+
 # The events that give a compacted session what its summary left out (ops/addendum.py).
 AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
 
@@ -210,8 +213,11 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         repaired = outside_json.repaired(payload)
         loaded = configuration.load(root)
         # A subagent's session (OpenCode's child session) is not the user's: what it says is the
-        # task another model wrote, and the user's own session holds its outcome.
-        subagent = api.subagent_session(repaired, agent)
+        # task another model wrote, and the user's own session holds its outcome. Asked where a
+        # savepoint would be made from it; with none made, no brief is ever its to be given (a
+        # session is briefed after a compaction with its own savepoint only), and the brief's
+        # events are spared the reader's imports (some 50 ms).
+        subagent = api.subagent_session(repaired, agent) if event in SAVED_FROM_THE_SESSION else None
         if subagent:
             result = HookResult(stderr=f"precompact hook: {subagent}; nothing done")
         else:
