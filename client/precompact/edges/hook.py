@@ -216,7 +216,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         # task another model wrote, and the user's own session holds its outcome. Asked where a
         # savepoint would be made from it; with none made, no brief is ever its to be given (a
         # session is briefed after a compaction with its own savepoint only), and the brief's
-        # events are spared the reader's imports (some 50 ms).
+        # events are spared the reader's imports (docs/performance.md).
         subagent = api.subagent_session(repaired, agent) if event in SAVED_FROM_THE_SESSION else None
         if subagent:
             result = HookResult(stderr=f"precompact hook: {subagent}; nothing done")
