@@ -9,15 +9,15 @@ of which `$set.messages` replaces the whole history: at each resume (the same me
 and at a compression (`[<session_context>, user "<state_snapshot>…", the model's ack, the
 recent messages]`; the lines before stay).
 
-Each message record becomes one entry, shaped as Claude Code's transcript (user text, tool
-results from `functionResponse` parts, the model's text, thoughts and tool calls as
+Each message record becomes one entry (a user message sometimes two: below), shaped as Claude
+Code's transcript (user text, tool results from `functionResponse` parts, the model's text, thoughts and tool calls as
 text / thinking / tool_use blocks, `tokens.input` as the usage); its `uuid` is the message id, so
 `message.id` makes the snapshot count a message written twice once, and its `revision` a hash of
 the message, so the second writing is a new mark (conversation.said_mark). A
 `$set.messages` adds an entry for each message it holds that no record did before, after a
 `compact_boundary` entry when one of them is a new `<state_snapshot>` (the compression; that
 message is the compaction summary, the ack Gemini's own). Every entry keeps the record it came
-from as `agent_record`; a `$set.messages` keeps only the ids of messages already read.
+from as `agent_record` (but the second entry of a user message); a `$set.messages` keeps only the ids of messages already read.
 
 A user message is what Gemini sent the model, which is not always what the user typed: Gemini
 records the typed text as `displayContent` when it differs from the `content` sent (an `@file`'s

@@ -20,7 +20,8 @@ The database is opened read-only and only this session's rows are read, in id or
 becomes one entry, shaped as Claude Code's transcript (user and assistant text, thinking, a tool
 part as a `tool_use` entry and, once it ran, a `tool_result` entry; a `compaction` part as a
 `compact_boundary` system entry, which is how local/capture.py finds a compaction; the summary's
-text flagged `isCompactSummary`, synthetic text `isMeta`), the rest as entries of type
+text flagged `isCompactSummary`, synthetic text and a command's expansion `isMeta`, the first
+part of an expansion preceded by the user's entry of what they typed), the rest as entries of type
 `opencode.<part type>` that say nothing. Every entry keeps its message's and part's JSON as
 `agent_record`, so `resurrect --uncompact` can write the session back for `opencode import`.
 OpenCode rewrites parts in place (a tool part goes from pending to completed, a reply's text grows
