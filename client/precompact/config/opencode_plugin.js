@@ -190,7 +190,8 @@ export const Precompact = async ({ directory, client }) => {
     // A command's expansion (its template from the project's .opencode/command/, the arguments
     // filled in, each !`cmd` replaced by its output) is sent as ordinary user text: marked in its
     // metadata (which the model never sees) with what the user typed, so precompact's reader
-    // takes that for the user's request and the expansion for OpenCode's.
+    // takes that for the user's request and the expansion for OpenCode's (the key is the reader's
+    // COMMAND_MARK, transcript/opencode.py).
     "command.execute.before": async (input, output) => {
       const parts = output && Array.isArray(output.parts) ? output.parts : [];
       for (const part of parts) {
