@@ -176,6 +176,24 @@ def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
 
 
+def subagent_session(agent: str, session_file: str, session_id: str | None) -> str | None:
+    """Why the session an event of `agent` names is a subagent's, not one of the user's (None
+    when it is the user's, or when that cannot be read: the event's handler reads it and says
+    why). OpenCode's child sessions are; Codex runs no hook in a subagent's thread (observed with
+    0.171.0), and import leaves those threads out (codex.subagent_thread)."""
+    if agent != OPENCODE or not session_id:
+        return None
+    from precompact.transcript import opencode
+
+    try:
+        parent = opencode.parent_of(Path(session_file), session_id)
+    except OSError:
+        return None
+    if parent is None:
+        return None
+    return f"OpenCode's session {session_id} is a subagent's child session of {parent}, not one of the user's"
+
+
 def documents_dir(logs: Path) -> Path:
     """Where the documents of the project whose logs/ is `logs` are kept: precompact's state
     directory, never the project."""

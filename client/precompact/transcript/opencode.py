@@ -7,15 +7,27 @@ OpenCode 1.18.33 keeps every session in one SQLite database,
 message with `summary: true` is a compaction's summary) and `part` (`id`, `message_id`,
 `session_id`, `data`: `text` (a `synthetic` one is OpenCode's, not the user's), `reasoning`,
 `tool` (`tool`, `callID`, `state`: `status`, `input`, `output` / `error`), `compaction`,
-`step-start`, `step-finish`, `patch`, `file`, ...). Ids are time-ordered. A compaction deletes
+`step-start`, `step-finish`, `patch`, `file`, ...). Ids are time-ordered. A custom command's
+expansion (its template from `.opencode/command/`, the arguments filled in, each ``!`cmd` ``
+replaced by the command's output) is an ordinary user text part; precompact's plugin marks each
+text part of one (`metadata.precompact_command`: the command's name and arguments, from
+OpenCode's `command.execute.before`), and the reader takes `/<name> <arguments>` for what the
+user typed and the expansion for OpenCode's. A compaction deletes
 nothing: it adds a user message holding a `compaction` part, the summary message and, when
 automatic, a synthetic "Continue" message.
+
+A session with a `parent_id` is a child session: OpenCode runs a subagent there (a `task` the
+model delegates, a command with `subtask: true`), and its first user text is the task the parent
+model or the command's template wrote, never the user's words. It is a sidechain of the user's
+session, never a session of its own: `sessions_in` leaves it out, `read` refuses it (`Sidechain`),
+and `parent_of` tells precompact's plugin's hook to do nothing for it.
 
 The database is opened read-only and only this session's rows are read, in id order. Each part
 becomes one entry, shaped as Claude Code's transcript (user and assistant text, thinking, a tool
 part as a `tool_use` entry and, once it ran, a `tool_result` entry; a `compaction` part as a
 `compact_boundary` system entry, which is how local/capture.py finds a compaction; the summary's
-text flagged `isCompactSummary`, synthetic text `isMeta`), the rest as entries of type
+text flagged `isCompactSummary`, synthetic text and a command's expansion `isMeta`, the first
+part of an expansion preceded by the user's entry of what they typed), the rest as entries of type
 `opencode.<part type>` that say nothing. Every entry keeps its message's and part's JSON as
 `agent_record`, so `resurrect --uncompact` can write the session back for `opencode import`.
 OpenCode rewrites parts in place (a tool part goes from pending to completed, a reply's text grows
@@ -40,6 +52,9 @@ from precompact.transcript import claude_code, conversation
 
 AGENT = "opencode"
 DATABASE = Path("opencode") / "opencode.db"
+# The key of the mark precompact's plugin (config/opencode_plugin.js) puts in the metadata of a
+# command's expansion.
+COMMAND_MARK = "precompact_command"
 # A part's JSON above this is kept as a note of its size, not read: OpenCode's own parts are far
 # smaller (a tool's output is cut at 50 KB by OpenCode), and one row must not fill the memory.
 MAX_ROW_BYTES = 64 << 20
@@ -48,6 +63,14 @@ _BUSY_TIMEOUT_SECONDS = 5.0
 
 class Unreadable(OSError):
     """The database cannot be read as OpenCode's (not SQLite, not its tables, locked too long)."""
+
+
+class Sidechain(LookupError):
+    """The session asked for is a child session (a subagent's), not one of the user's."""
+
+
+# Which sessions are the user's own: not a child session, which OpenCode runs a subagent in.
+_THE_USERS = "parent_id IS NULL"
 
 
 @dataclass(frozen=True)
@@ -78,12 +101,24 @@ def database(environ: dict[str, str] | None = None, home: Path | None = None) ->
 def read(path: Path, session_id: str) -> Document:
     """The session `session_id` of the database at `path`; Unreadable (an OSError) when the
     database cannot be read, FileNotFoundError when it is not there, LookupError when it holds
-    no such session."""
+    no such session (Sidechain when it is a child session)."""
     with _opened(path) as db:
-        row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)} FROM session WHERE id = ?", (session_id,))
+        row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)}, {_THE_USERS} FROM session WHERE id = ?", (session_id,))
         if row is None:
             raise LookupError(f"OpenCode's database holds no session {session_id}")
-        return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row, strict=True))))
+        if row[-1] != 1:
+            raise Sidechain(f"OpenCode's session {session_id} is a subagent's child session, not one of the user's")
+        return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row[:-1], strict=True))))
+
+
+def parent_of(path: Path, session_id: str) -> str | None:
+    """The session whose child session `session_id` is (a subagent's), None when it is the
+    user's own or the database holds no such session; OSError when it cannot be read."""
+    with _opened(path) as db:
+        row = _one(db, f"SELECT parent_id, {_THE_USERS} FROM session WHERE id = ?", (session_id,))
+    if row is None or row[1] == 1:
+        return None
+    return row[0] if isinstance(row[0], str) else repr(row[0])
 
 
 def sessions_in(root: Path, path: Path) -> list[str]:
@@ -92,7 +127,7 @@ def sessions_in(root: Path, path: Path) -> list[str]:
     (which sessions are this project's is then not known)."""
     try:
         with _opened(path) as db:
-            rows = _rows(db, "SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created, id", ())
+            rows = _rows(db, f"SELECT id, directory FROM session WHERE {_THE_USERS} ORDER BY time_created, id", ())
             return [sid for sid, directory in rows if isinstance(sid, str) and conversation.ran_within(directory, root)]
     except FileNotFoundError:
         return []
@@ -209,6 +244,7 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
     ]
     summary: str | None = None
     count = 0
+    commands: set[str] = set()  # the messages whose command the user's entry already quotes
     for part_id, message_id, data, size in _rows(
         db,
         "SELECT id, message_id, CASE WHEN length(data) <= ? THEN data END, length(data) FROM part "
@@ -218,7 +254,20 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
         message = messages.get(message_id, {})
         part = _object(data) or {"type": "unreadable", "bytes": size}
         revision = _revision(data, size)
-        for entry in entries_of(message, part, session_id, message_id, part_id, directory):
+        entries = entries_of(message, part, session_id, message_id, part_id, directory)
+        typed = _command_typed(_command_mark(message, part))
+        if typed is not None and message_id not in commands:
+            commands.add(message_id)
+            said = {key: value for key, value in entries[0].items() if key != "isMeta"}
+            entries.insert(
+                0,
+                {
+                    **said,
+                    "message": _said("user", [{"type": "text", "text": typed}]),
+                    "uuid": f"opencode:{part_id}:typed",
+                },
+            )
+        for entry in entries:
             entry["revision"] = revision
             if entry.get("subtype") == "compact_boundary":
                 count += 1
@@ -258,7 +307,7 @@ def _entry(message: dict, part: dict, role: object, kind: object, base: dict) ->
         }
         if role == "assistant" and message.get("summary") is True:
             entry["isCompactSummary"] = True
-        elif part.get("synthetic") is True:
+        elif part.get("synthetic") is True or _command_mark(message, part) is not None:
             entry["isMeta"] = True
         return entry
     if kind == "reasoning" and role == "assistant":
@@ -269,6 +318,24 @@ def _entry(message: dict, part: dict, role: object, kind: object, base: dict) ->
             **base,
         }
     return {"type": f"opencode.{kind if isinstance(kind, str) else 'part'}", **base}
+
+
+def _command_mark(message: dict, part: dict) -> object:
+    """The mark precompact's plugin puts on the expansion of a command (a user text part), None
+    on any other part."""
+    metadata = part.get("metadata")
+    if message.get("role") != "user" or part.get("type") != "text" or not isinstance(metadata, dict):
+        return None
+    return metadata.get(COMMAND_MARK)
+
+
+def _command_typed(mark: object) -> str | None:
+    """What the user typed to run the command a mark names (`/name arguments`); None when the
+    mark does not name one (the part is still not the user's)."""
+    if not isinstance(mark, dict) or not isinstance(mark.get("name"), str) or not mark["name"]:
+        return None
+    arguments = mark.get("arguments")
+    return f"/{mark['name']} {arguments if isinstance(arguments, str) else ''}".strip()
 
 
 def _tool(part: dict, base: dict) -> list[dict]:
