@@ -355,13 +355,11 @@ sys.exit(main())
 """
 
 
-def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_restore_says_so(project, tmp_path):
-    """review9b F1: restore compares with logs/ again under the index lock: the savepoint the
-    hook wrote meanwhile took sequence 1, so the remote's #1..#3 are kept out (not appended on top
-    of it, its layer lines saying "pushed" in a commit that does not hold it), their snapshots
-    written for nothing are removed, and the one line says how to keep both."""
-    from precompact.local import savepoint_log
-
+def _restore_while_a_save_lands(
+    project: Project, tmp_path: Path
+) -> tuple[Path, dict, Path, subprocess.CompletedProcess]:
+    """A second machine whose `restore` a savepoint interleaves (_RESTORE_WHILE_A_SAVE_LANDS):
+    the clone, its environment, the transcript saved meanwhile and restore's outcome (exit 1)."""
     clone, env = _second_machine(project, tmp_path)
     transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=clone, seed=11)
     restored = subprocess.run(
@@ -374,6 +372,59 @@ def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_resto
         check=False,
     )
     assert restored.returncode == 1, restored.stdout + restored.stderr
+    return clone, env, transcript.path, restored
+
+
+def test_after_restore_raced_a_save_every_command_names_the_step_that_joins_the_two_chains(project, tmp_path):
+    """After the race above, logs/ holds this machine's #1 and the remote #1..#3: restore keeps
+    them apart and flush never pushes over the remote's, so neither may send the user to the
+    other (a loop). flush, the worker, status and verify name the step that joins them, and
+    that step, followed, ends it: a second restore and a second flush change nothing more."""
+    from precompact.local import savepoint_log
+
+    clone, env, transcript, _ = _restore_while_a_save_lands(project, tmp_path)
+    two_chains = "the remote holds 3 savepoint(s) that logs/ lacks, and logs/ holds 1 that the remote lacks (#1): two chains of Trial #1"
+    flushed = precompact(clone, "flush", "--json", env=env)
+    assert flushed.returncode == 3, flushed.stderr
+    said = json.loads(flushed.stdout)["layer_2"]["problem"]
+    assert two_chains in said and savepoint_log.TWO_CHAINS_FIX in said, said
+    status = precompact(clone, "status", env=env)
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 4
+    for output in (
+        flushed.stderr,
+        status.stdout,
+        verify.stdout,
+        (clone / "logs" / "precompact-savepoint.jsonl").read_text(),
+    ):
+        assert "run `precompact restore`" not in output.replace(savepoint_log.TWO_CHAINS_FIX, ""), output
+    for output in (status.stdout, verify.stdout):
+        assert two_chains in output and savepoint_log.TWO_CHAINS_FIX in output, output
+
+    # The step named: logs/ moved aside, the remote's chain restored whole, this machine's session saved on top.
+    shutil.move(clone / "logs", tmp_path / "logs-aside")
+    assert precompact(clone, "restore", env=env).returncode == 0
+    again = precompact(clone, "restore", "--json", env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["restored"] == [], again.stdout
+    saved = precompact(clone, "savepoint", "--transcript", str(transcript), "--json", env=env)
+    assert saved.returncode == 3 and json.loads(saved.stdout)["savepoint"]["sequence"] == 4, saved.stdout
+    for _ in range(2):
+        flushed = precompact(clone, "flush", env=env)
+        assert flushed.returncode == 0 and "✓ Layer 2: up to date" in flushed.stdout, flushed.stdout
+    status = precompact(clone, "status", env=env)
+    assert "logs/ lacks" not in status.stdout, status.stdout
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 4 savepoint(s) verified"), verify.stdout
+
+
+def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_restore_says_so(project, tmp_path):
+    """review9b F1: restore compares with logs/ again under the index lock: the savepoint the
+    hook wrote meanwhile took sequence 1, so the remote's #1..#3 are kept out (not appended on top
+    of it, its layer lines saying "pushed" in a commit that does not hold it), their snapshots
+    written for nothing are removed, and the one line says how to keep both."""
+    from precompact.local import savepoint_log
+
+    clone, env, _, restored = _restore_while_a_save_lands(project, tmp_path)
     assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's" in restored.stdout
     assert savepoint_log.TWO_CHAINS_FIX in restored.stdout
     lines = _index(clone / "logs")

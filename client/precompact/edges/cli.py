@@ -700,7 +700,7 @@ def status(only, remote, signers, as_json) -> None:
                 "instance": loaded.instance,
                 "savepoints": rows,
                 "unparseable_index_lines": bad_lines,
-                "lacking_from_logs": len(api.lacking(loaded)),
+                "lacking_from_logs": len(api.lacking(loaded).names),
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
             }

@@ -1347,8 +1347,9 @@ def _sync_branch(
     uncommitted = [s for s in savepoints if not s.commit]
     hidden = _not_in_logs(repo, target, every, others) if uncommitted else 0
     if hidden:
-        # The commit's index copy, which `precompact restore` reads, would no longer name them.
-        reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
+        # The commit's index copy, which `precompact restore` reads, would no longer name them;
+        # nor would restore bring them back over the savepoints only logs/ holds.
+        reason = f"branch {target.branch}: {savepoint_log.lacking_notice(hidden, uncommitted)}"
         yield Outcome(uncommitted[0], Event.LAYER_2_FAILED, {"reason": reason})
         return
     if newly_signed and all(s.commit for s in savepoints) and _resolve(repo, target.ref):
