@@ -565,6 +565,57 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     assert again.returncode == 0 and again.stdout.startswith("✓ 4 savepoint(s) verified"), again.stdout
 
 
+@pytest.mark.parametrize("spoilt", ["garbage", "oversized", "deleted", "undecryptable", "sealed"])
+def test_resurrect_of_your_own_instance_on_a_new_machine_walks_past_a_spoilt_tip_as_restore_does(
+    project, tmp_path, spoilt
+):
+    """docs/cli.md: with logs/ holding none of your savepoints, `resurrect` reads your own branch
+    as `restore` does (verifier.team.own_index): past a tip index precompact did not write, to the
+    commit before, whose savepoints it checks against your key (verified); it says in one line
+    what it left out and where it read instead, and exits 1 as restore does."""
+    before = _remote_tip(project)
+    _rewrite_remote(project, tmp_path, _spoilt_tip(project, spoilt))
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    walked = f", so the tip's index was left out; restored instead from commit {before[:12]}: "
+
+    found = precompact(clone, "resurrect", "--json", env=env)
+    assert found.returncode == 1, found.stdout + found.stderr
+    document = json.loads(found.stdout)
+    assert document["left_out"].startswith(f"at {tip[:12]}, ") and walked in document["left_out"], document
+    assert (document["sequence"], document["intact"], document["verified"]) == (3, True, True), document
+    assert document["source"].endswith(f" at {before[:12]}"), document["source"]
+    said = precompact(clone, "resurrect", "--sequence", "2", env=env)
+    assert said.returncode == 1 and "Ready to resume work." in said.stdout, said.stdout + said.stderr
+    [line] = [line for line in said.stderr.splitlines() if line.startswith("✗")]
+    assert line == f"✗ {document['left_out']}", said.stderr
+    assert precompact(clone, "restore", env=env).returncode == found.returncode
+
+
+def test_resurrect_of_your_own_instance_with_none_of_your_index_behind_a_spoilt_tip_is_refused(
+    project, tmp_path, monkeypatch
+):
+    """As restore: with the walk cut to one commit, a tip whose index copy does not parse and no
+    index of yours behind it within the walk: one line naming where the walk stopped (exit 1)."""
+    from precompact.verifier import team
+
+    _rewrite_remote(project, tmp_path, {INDEX_COPY: _garbage_appended(project)})
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(team, "WALK", 1)
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused = invoke("resurrect")
+    assert refused.exit_code == 1, refused.output
+    assert f"branch {project.branch} at {tip[:12]}: line " in refused.output, refused.output
+    assert (
+        "none of the 1 commit(s) of its history that changed the index copy holds an index of your key's savepoints"
+        in refused.output
+    )
+    assert refused.output.rstrip().endswith("nothing was resurrected"), refused.output
+
+
 def test_a_branch_none_of_whose_history_holds_an_index_is_not_a_savepoint_branch(project, tmp_path):
     """review10 F3: the walk keeps "not a precompact savepoint branch" for a branch none of whose
     commits ever held an index copy (exit 1, nothing written)."""
@@ -590,13 +641,13 @@ def test_an_unreadable_tip_with_none_of_your_index_behind_it_within_the_walk_is_
     """review8 F3: with the walk cut to one commit, a tip whose index copy does not parse holds
     nothing to restore and the walk read no index of yours: the refusal (exit 1, nothing written)
     names `precompact restore --at COMMIT`, the commit before, which restores them."""
-    from precompact.ops import logs_restore
+    from precompact.verifier import team
 
     before = _remote_tip(project)
     _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _garbage_appended(project)})
     tip = _remote_tip(project)
     clone, env = _second_machine(project, tmp_path)
-    monkeypatch.setattr(logs_restore, "WALK", 1)
+    monkeypatch.setattr(team, "WALK", 1)
     monkeypatch.chdir(clone)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
