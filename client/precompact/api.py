@@ -104,6 +104,13 @@ def write_queued(config: Config) -> int:
     return compaction.write_queued(config)
 
 
+def start_worker(config: Config) -> int:
+    """Starts the background worker for the project (ops/background); its pid."""
+    from precompact.ops import background
+
+    return background.spawn(config.root)
+
+
 def savepoints_queued(config: Config) -> bool:
     """Whether a hook left a savepoint queued that is not written yet (ops.compaction)."""
     from precompact.ops import compaction
