@@ -1417,7 +1417,8 @@ def _pushed_again(
     pushes again when that is not this branch's tip: an index-only commit not pushed yet, a
     branch migrated from the shared one, or a branch the remote lost or rewound (a force-push,
     a deletion). A push that then fails records, for each savepoint the remote no longer holds,
-    that it is not backed up, with git's reason. A remote that cannot be read changes nothing."""
+    that it is not backed up, with git's reason; when it holds them all, that the newest is not
+    (the index copy after it is not there). A remote that cannot be read changes nothing."""
     tip = _resolve(repo, target.ref)
     if tip is None:
         return
@@ -1432,13 +1433,26 @@ def _pushed_again(
         push(repo, target)
     except GitStoreError as e:
         kept = held if held is not None and _resolve(repo, held) is not None else None
-        for savepoint in committed:
-            if kept is None or not _is_ancestor(repo, str(savepoint.commit), kept):
-                yield savepoint_log.Outcome(
-                    savepoint,
-                    savepoint_log.Event.LAYER_2_FAILED,
-                    {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
-                )
+        lost = [s for s in committed if kept is None or not _is_ancestor(repo, str(s.commit), kept)]
+        for savepoint in lost:
+            yield savepoint_log.Outcome(
+                savepoint,
+                savepoint_log.Event.LAYER_2_FAILED,
+                {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
+            )
+        if not lost and committed:
+            # The remote holds every savepoint's commit, not this branch's tip (an index-only
+            # commit: the signatures that make the remote's copy verify elsewhere): the newest
+            # savepoint is not backed up whole until it lands, and the next flush pushes it.
+            newest = max(committed, key=lambda s: s.sequence)
+            yield savepoint_log.Outcome(
+                newest,
+                savepoint_log.Event.LAYER_2_FAILED,
+                {
+                    "reason": f"the remote holds its commit but not the index copy after it (the signatures it carries): {e}",
+                    "commit": newest.commit,
+                },
+            )
 
 
 def _migrate(repo: git.Repo, target: Target) -> None:
