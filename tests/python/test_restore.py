@@ -400,6 +400,18 @@ def test_after_restore_raced_a_save_every_command_names_the_step_that_joins_the_
         assert "run `precompact restore`" not in output.replace(savepoint_log.TWO_CHAINS_FIX, ""), output
     for output in (status.stdout, verify.stdout):
         assert two_chains in output and savepoint_log.TWO_CHAINS_FIX in output, output
+    # The background worker, as a hook starts it: each retry it logs names the same step.
+    worker = subprocess.run(
+        [sys.executable, "-m", "precompact.edges.worker", str(clone)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+    retries = [line for line in worker.stdout.splitlines() if "queued, retrying" in line]
+    assert retries and all(two_chains in line for line in retries), worker.stdout + worker.stderr
+    assert "run `precompact restore`" not in worker.stdout.replace(savepoint_log.TWO_CHAINS_FIX, "")
 
     # The step named: logs/ moved aside, the remote's chain restored whole, this machine's session saved on top.
     shutil.move(clone / "logs", tmp_path / "logs-aside")
