@@ -386,7 +386,8 @@ def _own_savepoints(
 ) -> tuple[list[savepoint_log.Savepoint], str, str | None]:
     """Your own instance's savepoints from its branch, where logs/ holds none (a new machine):
     read as `restore` reads them (verifier.team.own_index), walking past a tip index that is not
-    a readable one or holds a line another key signed, and saying what it left out."""
+    a readable one or holds a line another key signed to your own behind it, and saying what it
+    left out."""
     from precompact.verifier import team
 
     assert remote.tip is not None
@@ -401,7 +402,9 @@ def _own_savepoints(
         raise ResurrectError(
             f"no savepoint of {quoting.name(name)} in {quoting.path(savepoint_log.index_path(config.logs))} or on branch {branch}; check the instance name (see `precompact status --remote`)"
         )
-    if own.left_out is None:
+    if own.commit == remote.tip:
+        # Nothing left out: the tip's index read (a line another key signed, with no index of
+        # yours behind it, is shown with its own verdict: not verified).
         return savepoints, f"branch {branch} of {config.repository}", None
     return (
         savepoints,
