@@ -589,6 +589,11 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
+def queued_savepoints(logs: Path) -> int:
+    """How many savepoints hooks left queued (the index lock busy) that are not written yet."""
+    return sum(not name.endswith(SUMMARY_SUFFIX) for name in queued(logs))
+
+
 class QueuedWritten(Record):
     """What `write_queued` wrote: how many savepoints, and the summaries recorded (each with the
     savepoint it was recorded for)."""
