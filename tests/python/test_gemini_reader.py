@@ -532,3 +532,17 @@ def test_a_gemini_chats_folder_that_cannot_be_listed_is_one_line_naming_it_and_e
     refused = invoke("import", "--agent", "gemini")
     assert refused.exit_code == 1
     assert f"Gemini CLI's chats folder {chats} cannot be listed (Permission denied)" in refused.output
+
+
+def test_a_prompt_after_a_hooks_context_is_the_users_and_a_hooks_reason_is_not(tmp_path):
+    """review11c F1, Gemini CLI 0.61.0 with a SessionStart and a BeforeAgent hook adding context
+    and an AfterAgent hook blocking once (support/gemini_hook_lines.jsonl, the lines verbatim):
+    SessionStart's context comes inside the prompt's own part, before it; the prompt is still
+    the user's request, and neither hook's text is."""
+    rows = [json.loads(line) for line in (Path(__file__).parent / "support" / "gemini_hook_lines.jsonl").open()]
+    document = gemini.read(write(tmp_path / "chat.jsonl", [HEADER, *(row["line"] for row in rows)]))
+    entries = [json.loads(line) for line in document.lines]
+    assert conversation.recent(reversed(entries)).requests == ["PROMPT-ONE hello", "PROMPT-TWO again"]
+    users = [text for role, _, text in (recall.entry_facts(e, {}) for e in entries) if role == "user"]
+    assert users == ["PROMPT-ONE hello", "PROMPT-TWO again"]
+    assert not any("HOOK" in text for text in users)

@@ -355,3 +355,38 @@ def test_a_hook_killed_writing_a_queued_savepoint_leaves_it_queued_for_the_next(
     [saved] = savepoint_log.savepoints(project.logs)
     assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
     assert "Restored from savepoint 1 of" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_flush_while_a_savepoint_a_hook_queued_is_not_written_says_queued_and_exits_3(tmp_path):
+    """A hook queued its savepoint (the index lock busy) and no worker has written it yet (one is
+    busy: the test holds the worker's lock, so the worker flush starts stops at once): flush is
+    not "up to date" while it waits (exit 3, `--json` state queued, naming what writes it and the
+    command to run then); once the worker has written it, the second flush pushes it (exit 0)."""
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    worker = LockHolder(project.logs / "precompact-worker.lock")
+    try:
+        holder = index_lock(project)
+        try:
+            ended = precompact(project.path, "hook", stdin=payload("SessionEnd", project.path, transcript.path))
+            assert ended.returncode == 0, ended.stderr
+        finally:
+            holder.stop()
+        assert len(queue_entries(project)) == 1
+        flushed = precompact(project.path, "flush", "--json")
+        assert flushed.returncode == 3, flushed.stdout + flushed.stderr
+        layer_2 = json.loads(flushed.stdout)["layer_2"]
+        assert layer_2["state"] == "queued", layer_2
+        assert layer_2["problem"].startswith("1 savepoint(s) a hook left queued (the index lock was busy)"), layer_2
+        assert "run `precompact flush` again once `precompact status` lists them" in layer_2["problem"]
+        said = precompact(project.path, "flush")
+        assert said.returncode == 3 and "… Layer 2: queued: 1 savepoint(s) a hook left queued" in said.stdout
+        assert len(queue_entries(project)) == 1, "the worker's lock is held: nothing wrote it"
+    finally:
+        worker.stop()
+    started = precompact(project.path, "flush")  # starts the worker, which writes and pushes it
+    assert started.returncode == 3, started.stdout
+    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
+    assert wait_until(lambda: [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"], 30)
+    again = precompact(project.path, "flush")
+    assert again.returncode == 0 and "✓ Layer 2: up to date" in again.stdout, again.stdout

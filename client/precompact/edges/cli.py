@@ -561,6 +561,13 @@ def flush(instance, as_json) -> None:
 
     loaded = _load(instance)
     outcome = api.flush(loaded)
+    if outcome.hook_queued:
+        # The worker writes what a hook queued (it alone takes the queue; one already running
+        # writes them before it ends, and this one then stops at once).
+        try:
+            api.start_worker(loaded)
+        except OSError as e:
+            terminal.echo(f"warning: the background worker could not start: {e}", err=True)
     for notice in outcome.notices:
         terminal.echo(f"warning: {notice}", err=True)
     layers = _report(loaded, outcome)
@@ -700,7 +707,7 @@ def status(only, remote, signers, as_json) -> None:
                 "instance": loaded.instance,
                 "savepoints": rows,
                 "unparseable_index_lines": bad_lines,
-                "lacking_from_logs": len(api.lacking(loaded)),
+                "lacking_from_logs": len(api.lacking(loaded).names),
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
             }
@@ -1089,7 +1096,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         terminal.echo(api.compacted_brief(_load(), found))
     else:
         terminal.echo(api.render_resurrection(found, output))
-    if not found.intact:
+    if not found.intact or found.left_out:  # left out: as `restore` exits when it walks past your tip's index
         sys.exit(EXIT_FAILED)
     if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
         sys.exit(EXIT_NOT_VERIFIED)
@@ -1111,6 +1118,8 @@ def _resurrected(
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     # After it, so that a failure stays one line.
+    if found.left_out and say_lacking:
+        terminal.echo(f"✗ {found.left_out}", err=True)
     lacking = api.lacking_notice(loaded) if say_lacking else None
     if lacking:
         terminal.echo(lacking, err=True)

@@ -611,6 +611,11 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
+def queued_savepoints(logs: Path) -> int:
+    """How many savepoints hooks left queued (the index lock busy) that are not written yet."""
+    return sum(not name.endswith(SUMMARY_SUFFIX) for name in queued(logs))
+
+
 def write_queued(settings: Settings, summary_recorded: Callable[[QueuedSummary], None]) -> int:
     """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
     save of a large transcript can take for the index lock), oldest first; `summary_recorded`

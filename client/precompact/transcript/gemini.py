@@ -51,6 +51,8 @@ _OWN_PREFIXES = ("<session_context>", "<hook_context>")
 # `@path` names, after the typed text (atCommandProcessor's REFERENCE_CONTENT_START), or the
 # resources its ACP path adds. Their text is the repository's, not the user's.
 _REFERENCED = ("--- Content from referenced files ---", "--- Content from referenced context ---")
+# The context hooks add, as Gemini writes it before (or as) a text part: one block or several.
+_HOOK_CONTEXT = re.compile(r"\A(?:<hook_context>.*?</hook_context>\s*)+", re.DOTALL)
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _SNAPSHOT = re.compile(r"<state_snapshot>(.*?)(?:</state_snapshot>|\Z)", re.DOTALL)
 
@@ -234,9 +236,11 @@ def _user_text_entry(text: str, base: dict, meta: bool) -> dict:
 
 
 def _typed_text(parts: list[dict]) -> str:
-    return "\n".join(
-        p["text"] for p in parts if isinstance(p.get("text"), str) and not p["text"].startswith("<hook_context>")
-    )
+    """The text parts without the hooks' context Gemini adds: a part of its own (BeforeAgent's,
+    precompact's brief) or, for SessionStart's, a block before the prompt inside the prompt's own
+    part (observed with 0.61.0): the prompt after it is still the user's."""
+    texts = (_HOOK_CONTEXT.sub("", p["text"], count=1) for p in parts if isinstance(p.get("text"), str))
+    return "\n".join(t for t in texts if t)
 
 
 def _as_parts(shown: object) -> list[dict]:
