@@ -555,26 +555,38 @@ def doctor(as_json) -> None:
 @_instance_option
 @_json_option("Each layer's state")
 def flush(instance, as_json) -> None:
-    """Retry everything queued: commits, pushes and on-chain posts, in order (exit 3 while
-    something is still queued)."""
+    """Retry everything queued: the savepoints hooks queued (the index busy), then commits,
+    pushes and on-chain posts, in order (exit 3 while something is still queued)."""
     from precompact import api
 
     loaded = _load(instance)
+    # First, as the worker does: the savepoints to flush include those only a queue entry holds.
+    queue = api.write_queued(loaded)
+    for note in queue.notes:
+        terminal.echo(f"warning: {note}", err=True)
     outcome = api.flush(loaded)
     for notice in outcome.notices:
         terminal.echo(f"warning: {notice}", err=True)
+    still_queued = api.queued_notice(loaded)
+    if still_queued:
+        _say(f"… Layer 1: {still_queued}")
     layers = _report(loaded, outcome)
     if as_json:
         _emit(
             {
                 "instance": loaded.instance,
+                "queue": {"written": queue.savepoints, "left": queue.left, "problems": queue.notes},
                 **layers,
                 "foreign_branch": outcome.foreign_branch,
                 "unvouched": outcome.unvouched,
             }
         )
-    if outcome.foreign_branch or outcome.unvouched:
+    # An entry that failed fails again until the user fixes what its line names; one the index
+    # lock kept waiting is queued, as a push is.
+    if outcome.foreign_branch or outcome.unvouched or queue.failed:
         sys.exit(EXIT_FAILED)
+    if still_queued:
+        sys.exit(EXIT_LAYER_PENDING)
     # Nothing left to retry, or not: a layer that is off has nothing to retry.
     pending = any(v["state"] in (LAYER_QUEUED, LAYER_WAITING) for v in layers.values())
     sys.exit(EXIT_LAYER_PENDING if pending else EXIT_DONE)
@@ -673,6 +685,7 @@ def status(only, remote, signers, as_json) -> None:
 
     clear = api.in_clear(loaded, savepoints)
     waiting = api.layers_wait(loaded)
+    queued = api.queued_notice(loaded)
     if as_json:
         rows = [
             {
@@ -703,12 +716,15 @@ def status(only, remote, signers, as_json) -> None:
                 "lacking_from_logs": len(api.lacking(loaded)),
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
+                "queued": queued,
             }
         )
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
+    if queued:
+        terminal.echo(queued)
     if waiting:
         terminal.echo(f"Layer 2 {waiting}")
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))

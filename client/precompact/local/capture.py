@@ -85,17 +85,21 @@ def is_empty(savepoint: savepoint_log.Savepoint) -> bool:
     return savepoint.messages == 0
 
 
-def needed(saved: list[savepoint_log.Savepoint], session: snapshot.Session) -> snapshot.Recovery | None:
+def needed(
+    saved: list[savepoint_log.Savepoint], session: snapshot.Session, queued: list[int] | None = None
+) -> snapshot.Recovery | None:
     """In a compaction's hook, the savepoint the session still needs: every whole line of the
     transcript now is from before this compaction (Claude Code 2.1.332 writes its boundary after
     SessionStart and PostCompact), or, where the boundary is already written and nothing was said
     after it, the lines before it. None when nothing said lies beyond what the session's
-    savepoints read (what Claude Code appends around a compaction is not conversation)."""
+    savepoints read, or what its savepoints `queued` for the worker will read (their ends: an
+    event of the same compaction queued it while the index was busy); what Claude Code appends
+    around a compaction is not conversation."""
     if not session.session_id or not session.transcript_path:
         return None
     path = Path(session.transcript_path)
     mine = of_session(saved, session.session_id)
-    covered = max((reach(s) for s in mine), default=0)
+    covered = max([*(reach(s) for s in mine), *(queued or [])], default=0)
     marks = boundaries(path)
     end = _whole_lines_end(path)
     if marks and marks[-1] > covered and not _says_anything(path, marks[-1], end):
@@ -158,10 +162,12 @@ def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout
     """Makes the savepoint `needed` says is missing (Layer 1 only): WRITTEN; or, when the index
     lock stays busy past `lock_timeout` (the hook's event may wait no longer), leaves it to the
     worker: QUEUED. None when none is missing."""
-    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session)
+    from precompact.local import snapshot
+
+    queued = snapshot.queued_ends(settings.logs, session.session_id)
+    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session, queued)
     if recovery is None:
         return None
-    from precompact.local import snapshot
 
     try:
         snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout)
@@ -169,6 +175,26 @@ def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout
         snapshot.queue(settings, session, end=recovery.end)
         return QUEUED
     return WRITTEN
+
+
+def holder(
+    saved: list[savepoint_log.Savepoint], session: snapshot.Session, end: int | None
+) -> savepoint_log.Savepoint | None:
+    """The session's savepoint that already holds what a savepoint of `session` read up to byte
+    `end` would hold (a queued one, written later: local/snapshot.write_queued): one that read
+    that far, or else the furthest, when nothing said lies between where it stopped and `end`.
+    None when none does, or it cannot be told (no end given, a transcript that cannot be read)."""
+    mine = [s for s in of_session(saved, session.session_id) if not is_empty(s)]
+    if not mine or end is None or not session.transcript_path:
+        return None
+    furthest = max(mine, key=reach)
+    covered = reach(furthest)
+    if covered >= end:
+        return furthest
+    path = Path(session.transcript_path)
+    if covered == 0 or _whole_lines_end(path) < covered or _says_anything(path, covered, end):
+        return None
+    return furthest
 
 
 def to_brief(

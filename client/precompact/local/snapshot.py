@@ -14,6 +14,7 @@ sequence number, so concurrent hooks form one chain.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import functools
 import hashlib
@@ -62,6 +63,12 @@ SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
 QUEUED_REASON = "queued: the index was busy at the hook"
+# The most a queue entry precompact writes holds: a savepoint's is a few hundred bytes, and a
+# compaction summary is cut to QUEUED_SUMMARY_MAX_CHARS (each at most 6 bytes in its JSON) before it
+# is queued. An entry larger than this, a link or anything but a regular file is none of
+# precompact's (it came with a copied logs/): it is removed unread.
+QUEUED_SUMMARY_MAX_CHARS = 2 << 20
+QUEUE_ENTRY_MAX_BYTES = 16 << 20
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -437,12 +444,19 @@ def create_savepoint(
     recovery: Recovery | None = None,
     lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
     queued: str | None = None,
+    held: Callable[[list[savepoint_log.Savepoint]], savepoint_log.Savepoint | None] | None = None,
 ) -> WrittenSnapshot:
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
-    entry it is made from, removed under the same lock once the event is appended."""
+    entry it is made from, removed under the same lock once the event is appended. Under that
+    lock, a queued savepoint is written only while its entry is still there (another writer, the
+    worker or `precompact flush`, may have written it while this one waited) and `held` (given
+    the instance's savepoints as the index is then) names none that already holds what it would
+    (AlreadyHeld: the entry is removed unwritten)."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
+        if queued is not None:
+            _still_needed(settings.logs, queued, held(mine) if held is not None else None)
         previous = mine[-1] if mine else None
         if previous is not None and not settings.vouched(previous):
             # Its hash would be this savepoint's predecessor: the chain would refuse every
@@ -546,9 +560,7 @@ def queue(settings: Settings, session: Session, end: int | None = None) -> None:
             end = None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    entry = orjson.dumps({"session": session.as_dict(), "end": end})
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
+    _enqueue(settings, QUEUE_PURPOSE, orjson.dumps({"session": session.as_dict(), "end": end}), ".json")
 
 
 class QueuedSummary(Record, frozen=True):
@@ -566,11 +578,19 @@ class QueuedSummary(Record, frozen=True):
 
 def queue_summary(settings: Settings, summary: QueuedSummary) -> None:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
-    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it."""
+    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
+    Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound."""
     import orjson
 
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict())))
+    cut = summary.replace(summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS])
+    _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
+
+
+def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> None:
+    stored = provenance.stamped(purpose, entry)
+    if len(stored) > QUEUE_ENTRY_MAX_BYTES:  # the event's own fields (a path, instructions) that long
+        raise OSError(errno.EFBIG, f"the queue entry would be {len(stored)} bytes, over {QUEUE_ENTRY_MAX_BYTES}")
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{suffix}", stored)
 
 
 def queued(logs: Path) -> list[str]:
@@ -582,60 +602,211 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
+class QueueEntry(Record, frozen=True):
+    """A queue entry as read: a savepoint's (`session`, read up to `end`), a compaction summary's
+    (`summary`), or neither: one this machine did not make (no stamp of its key), or `refused`
+    (why it is no file precompact writes: a link, a FIFO, over QUEUE_ENTRY_MAX_BYTES)."""
+
+    name: str
+    session: Session | None = None
+    end: int | None = None
+    summary: QueuedSummary | None = None
+    refused: str | None = None
+
+
+def queue_entries(logs: Path) -> list[QueueEntry]:
+    """Each entry of the queue as it reads now, oldest first (one written meanwhile, and so gone,
+    is left out). Nothing is followed, and nothing read past the bound of what precompact writes."""
+    found = []
+    for name in queued(logs):
+        try:
+            stored = logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}", limit=QUEUE_ENTRY_MAX_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
+            found.append(QueueEntry(name, refused=str(e)))
+            continue
+        if name.endswith(SUMMARY_SUFFIX):
+            found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
+        else:
+            session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+            found.append(QueueEntry(name, session=session, end=end))
+    return found
+
+
+def queued_ends(logs: Path, session_id: str | None) -> list[int]:
+    """How far into its transcript each savepoint queued for `session_id` reads, oldest first
+    (an entry whose hook could not tell, `end` None, is not counted)."""
+    try:
+        entries = queue_entries(logs) if session_id and queued(logs) else []
+    except OSError:  # the queue refused (a link as its folder): the writer says so, not a hook
+        return []
+    return [
+        entry.end
+        for entry in entries
+        if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+    ]
+
+
+def queued_notice(logs: Path) -> str | None:
+    """What every command says while savepoints or compaction summaries this machine queued are
+    not written yet (None: none are). Entries it did not make are not counted: they hold nothing
+    of its, and the next writer removes them unread."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError as e:  # ConfinementError: its folder is a link, say
+        return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
+    savepoints = sum(entry.session is not None for entry in entries)
+    summaries = sum(entry.summary is not None for entry in entries)
+    if not savepoints and not summaries:
+        return None
+    said = [f"{savepoints} savepoint(s)"] if savepoints else []
+    said += [f"{summaries} compaction summary(ies)"] if summaries else []
+    return (
+        f"{' and '.join(said)} queued by a hook (the index was busy) and not written yet "
+        f"(logs/{QUEUE_DIR}/): run `precompact flush`"
+    )
+
+
+class AlreadyHeld(Exception):
+    """A queued savepoint left unwritten: `by`, a savepoint that already holds what it would
+    (its entry removed), or None when its entry is gone (another writer wrote it)."""
+
+    def __init__(self, by: savepoint_log.Savepoint | None) -> None:
+        super().__init__(by)
+        self.by = by
+
+
+def _still_needed(logs: Path, name: str, holder: savepoint_log.Savepoint | None) -> None:
+    """Under the index lock: AlreadyHeld unless queue entry `name` is still there and no
+    savepoint (`holder`) holds what it would (the entry is then removed)."""
+    try:
+        with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
+            os.stat(name, dir_fd=waiting, follow_symlinks=False)
+            if holder is not None:
+                os.unlink(name, dir_fd=waiting)
+    except FileNotFoundError:
+        raise AlreadyHeld(None) from None
+    if holder is not None:
+        raise AlreadyHeld(holder)
+
+
 class QueuedWritten(Record):
-    """What `write_queued` wrote: how many savepoints, and the summaries recorded (each with the
-    savepoint it was recorded for)."""
+    """What `write_queued` did: how many savepoints it wrote, the summaries it recorded (each
+    with the savepoint it was recorded for), one line for each entry it removed unread, left
+    unwritten as held already, or could not write (naming why), how many of this machine's
+    entries it left queued, and how many of those failed (not the index lock: the user's to fix)."""
 
-    savepoints: int
-    summaries: list[QueuedSummary]
+    savepoints: int = 0
+    summaries: list[QueuedSummary] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    left: int = 0
+    failed: int = 0
 
 
-def write_queued(settings: Settings) -> QueuedWritten:
+def write_queued(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+) -> QueuedWritten:
     """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
     save of a large transcript can take for the index lock), oldest first. An entry this machine
-    did not make, or that does not read as one, is removed unread; so is a summary whose
-    session has no savepoint."""
-    written = 0
-    summaries: list[QueuedSummary] = []
-    for name in queued(settings.logs):
-        stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
-        if name.endswith(SUMMARY_SUFFIX):
-            recorded = _record_summary(settings, name, _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored)))
-            summaries.extend([recorded] if recorded is not None else [])
+    did not make, or that is no file precompact writes (a link, a FIFO, oversized), is removed
+    unread; so is a summary whose session has no savepoint. A savepoint that `held` (the
+    instance's savepoints then, the entry's session and end) finds held already is not written
+    again. One entry that fails is said and left queued, and the rest are written all the same,
+    but for a summary waiting for its session's queued savepoint; the index lock busy past the
+    wait stops the run (every entry would wait as long)."""
+    done = QueuedWritten()
+    stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
+    entries = queue_entries(settings.logs)
+    for position, entry in enumerate(entries):
+        shown = f"logs/{QUEUE_DIR}/{entry.name}"
+        if entry.session is None and entry.summary is None:
+            why = entry.refused or "not written by this machine (no stamp of its key)"
+            done.notes.append(_remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}"))
             continue
-        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is None:
-            _unqueue(settings.logs, name)
-            continue
-        recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-        create_savepoint(settings, session, recovery=recovery, lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS, queued=name)
-        written += 1
-    return QueuedWritten(savepoints=written, summaries=summaries)
+        try:
+            if entry.summary is not None:
+                if entry.summary.sequence is None and entry.summary.session_id in stuck:
+                    done.left += 1
+                    continue
+                recorded = _record_summary(settings, entry.name, entry.summary)
+                done.summaries.extend([recorded] if recorded is not None else [])
+                continue
+            session, end = entry.session, entry.end
+            assert session is not None
+            recovery = Recovery(QUEUED_REASON, end) if end is not None else None
+            create_savepoint(
+                settings,
+                session,
+                recovery=recovery,
+                lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS,
+                queued=entry.name,
+                held=functools.partial(_held_after, held, session, end),
+            )
+            done.savepoints += 1
+        except AlreadyHeld as e:
+            if e.by is not None:
+                done.notes.append(
+                    f"queued savepoint {shown} not written again: savepoint {e.by.sequence} of its session holds what it would"
+                )
+        except savepoint_log.LockTimeout as e:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            done.notes.append(f"queued savepoints not written yet: {e}")
+            break
+        except (PrecompactError, OSError) as e:
+            done.left += 1
+            done.failed += 1
+            stuck.add(entry.session.session_id if entry.session else None)
+            done.notes.append(f"queued {'summary' if entry.summary else 'savepoint'} {shown} not written yet: {e}")
+    return done
 
 
-def _unqueue(logs: Path, name: str) -> None:
-    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
-        os.unlink(name, dir_fd=waiting)
+def _held_after(
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    session: Session,
+    end: int | None,
+    saved: list[savepoint_log.Savepoint],
+) -> savepoint_log.Savepoint | None:
+    return held(saved, session, end)
 
 
-def _record_summary(settings: Settings, name: str, summary: QueuedSummary | None) -> QueuedSummary | None:
+def _remove_unread(logs: Path, name: str, said: str) -> str:
+    """Removes queue entry `name` (a link itself, never what it names); `said` with how it went."""
+    try:
+        logs_dir.remove(logs, f"{QUEUE_DIR}/{name}")
+    except OSError as e:  # a directory of that name, say: left, and said each time
+        return said.format(f"could not be removed ({e.strerror}; remove it)")
+    return said.format("removed unread")
+
+
+def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> QueuedSummary | None:
     """Records the queued `summary` with its savepoint and removes its entry `name`, under one
-    hold of the index lock (a crash between the two records it twice, never loses it); the
-    summary as recorded (its savepoint's sequence filled in), or None when there was none to
-    record."""
+    hold of the index lock (a crash between the two records it twice, never loses it), while the
+    entry is still there (another writer may have recorded it meanwhile); the summary as recorded
+    (its savepoint's sequence filled in), or None when there was none to record."""
     with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
-        mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
-        if summary is not None and summary.sequence is not None:
+        try:
+            _still_needed(settings.logs, name, None)
+        except AlreadyHeld:
+            return None
+        mine = _session_savepoints(settings, summary.session_id)
+        if summary.sequence is not None:
             mine = [s for s in mine if s.sequence == summary.sequence]
-        if summary is not None and mine:
+        if mine:
             line = savepoint_log.marked(
                 mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
         _unqueue(settings.logs, name)
-    if summary is None or not mine:
+    if not mine:
         return None
     return summary.replace(sequence=mine[-1].sequence)
+
+
+def _unqueue(logs: Path, name: str) -> None:
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
+        os.unlink(name, dir_fd=waiting)
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
