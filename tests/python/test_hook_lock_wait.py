@@ -191,7 +191,10 @@ def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path)
     from precompact.config import settings as configuration
     from precompact.ops import compaction
 
-    assert compaction.write_queued(configuration.load(project.path)) == 0
+    done = compaction.write_queued(configuration.load(project.path))
+    assert (done.savepoints, done.summaries, done.left) == (0, [], 0)
+    [note] = done.notes
+    assert note.endswith("removed unread: not written by this machine (no stamp of its key)"), note
     assert not queue_entries(project)
     assert "PLANTED-SUMMARY" not in (project.logs / "precompact-savepoint.jsonl").read_text()
 

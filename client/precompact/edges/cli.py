@@ -567,6 +567,8 @@ def flush(instance, as_json) -> None:
     outcome = api.flush(loaded)
     for notice in outcome.notices:
         terminal.echo(f"warning: {notice}", err=True)
+    if queue.savepoints:
+        _say(f"Layer 1: wrote {queue.savepoints} savepoint(s) hooks had queued while the index was busy")
     still_queued = api.queued_notice(loaded)
     if still_queued:
         _say(f"… Layer 1: {still_queued}")

@@ -68,6 +68,7 @@ QUEUED_REASON = "queued: the index was busy at the hook"
 # is queued. An entry larger than this, a link or anything but a regular file is none of
 # precompact's (it came with a copied logs/): it is removed unread.
 QUEUED_SUMMARY_MAX_CHARS = 2 << 20
+NOT_STAMPED = "not written by this machine (no stamp of its key)"
 QUEUE_ENTRY_MAX_BYTES = 16 << 20
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
@@ -722,7 +723,8 @@ def write_queued(
     for position, entry in enumerate(entries):
         shown = f"logs/{QUEUE_DIR}/{entry.name}"
         if entry.session is None and entry.summary is None:
-            why = entry.refused or "not written by this machine (no stamp of its key)"
+            # A refusal's own advice ("remove it") is what this does.
+            why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
             done.notes.append(_remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}"))
             continue
         try:
