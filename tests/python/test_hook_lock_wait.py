@@ -171,6 +171,34 @@ def test_a_savepoint_post_compact_recovers_and_its_summary_are_both_queued_and_w
     assert saved.session_id == after["session_id"] and saved.compact_summary == "RECOVERED-MARKER"
 
 
+@pytest.mark.slow
+def test_one_compaction_while_the_lock_is_held_is_queued_once_and_written_once_with_its_summary(tmp_path):
+    """PreCompact queues the savepoint; SessionStart(compact) and PostCompact find it queued (not
+    missing) and queue no copy of it; the worker writes one savepoint and records the summary on it
+    (review11a F5: three identical savepoints, each pushed and posted)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
+    session = {"session_id": "s-onecompaction"}
+    holder = index_lock(project)
+    try:
+        for event, extra in (
+            ("PreCompact", {}),
+            ("SessionStart", {"source": "compact"}),
+            ("PostCompact", {"compact_summary": "<summary>SUMMARY-MARKER</summary>"}),
+        ):
+            done = precompact(
+                project.path, "hook", stdin=payload(event, project.path, transcript.path, **session, **extra)
+            )
+            assert done.returncode == 0, (event, done.stderr)
+        first, second = queue_entries(project)
+        assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 60), queue_entries(project)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.trigger, saved.compact_summary) == ("s-onecompaction", "auto", "SUMMARY-MARKER")
+
+
 def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path):
     """A summary entry that came with the project (no stamp of this machine's key) would put
     anyone's text in the index as a session's compaction summary: removed, never recorded."""
