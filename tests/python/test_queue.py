@@ -95,6 +95,24 @@ def test_an_entry_that_is_no_file_precompact_writes_is_removed_with_a_line_and_t
         assert (tmp_path / "p" / "outside.json").exists()
 
 
+def test_an_entry_that_cannot_be_removed_is_said_each_time_and_keeps_nothing_else_waiting(tmp_path):
+    """A directory named as an entry: not removed (its owner's to remove, the line says so), counted
+    as failed so that no worker goes round for it for ever, and the entry behind it is written."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    planted = project.logs / snapshot.QUEUE_DIR / "00000000000000000001-1.json"
+    (planted / "inside").mkdir(parents=True)
+    snapshot.queue(settings_of(project), session_of(project, transcript))
+
+    done = compaction.write_queued(configuration.load(project.path))
+
+    assert (done.savepoints, done.left, done.failed) == (1, 1, 1)
+    [note] = done.notes
+    assert note.startswith(f"queue entry logs/{snapshot.QUEUE_DIR}/{planted.name} could not be removed"), note
+    assert "could not be removed (Is a directory; remove it): " in note, note
+    assert planted.is_dir() and [s.session_id for s in savepoint_log.savepoints(project.logs)] == [SESSION]
+
+
 def failing_for(monkeypatch, session_id: str) -> None:
     """Every savepoint of `session_id` fails as a full disk fails it (the others are written)."""
     write = snapshot.create_savepoint

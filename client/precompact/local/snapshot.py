@@ -725,7 +725,11 @@ def write_queued(
         if entry.session is None and entry.summary is None:
             # A refusal's own advice ("remove it") is what this does.
             why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
-            done.notes.append(_remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}"))
+            removed, said = _remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}")
+            done.notes.append(said)
+            if not removed:  # still there, the user's to remove: no worker goes round for it
+                done.left += 1
+                done.failed += 1
             continue
         try:
             if entry.summary is not None:
@@ -773,13 +777,14 @@ def _held_after(
     return held(saved, session, end)
 
 
-def _remove_unread(logs: Path, name: str, said: str) -> str:
-    """Removes queue entry `name` (a link itself, never what it names); `said` with how it went."""
+def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
+    """Removes queue entry `name` (a link itself, never what it names): whether it could, and
+    `said` with how it went."""
     try:
         logs_dir.remove(logs, f"{QUEUE_DIR}/{name}")
     except OSError as e:  # a directory of that name, say: left, and said each time
-        return said.format(f"could not be removed ({e.strerror}; remove it)")
-    return said.format("removed unread")
+        return False, said.format(f"could not be removed ({e.strerror}; remove it)")
+    return True, said.format("removed unread")
 
 
 def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> QueuedSummary | None:
