@@ -68,8 +68,8 @@ QUEUED_REASON = "queued: the index was busy at the hook"
 # is queued. An entry larger than this, a link or anything but a regular file is none of
 # precompact's (it came with a copied logs/): it is removed unread.
 QUEUED_SUMMARY_MAX_CHARS = 2 << 20
-NOT_STAMPED = "not written by this machine (no stamp of its key)"
 QUEUE_ENTRY_MAX_BYTES = 16 << 20
+NOT_STAMPED = "not written by this machine (no stamp of its key)"
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -722,7 +722,8 @@ def write_queued(
     entries = queue_entries(settings.logs)
     for position, entry in enumerate(entries):
         shown = f"logs/{QUEUE_DIR}/{entry.name}"
-        if entry.session is None and entry.summary is None:
+        session, summary = entry.session, entry.summary
+        if session is None and summary is None:
             # A refusal's own advice ("remove it") is what this does.
             why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
             removed, said = _remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}")
@@ -732,25 +733,21 @@ def write_queued(
                 done.failed += 1
             continue
         try:
-            if entry.summary is not None:
-                if entry.summary.sequence is None and entry.summary.session_id in stuck:
-                    done.left += 1
-                    continue
-                recorded = _record_summary(settings, entry.name, entry.summary)
+            if session is not None:
+                create_savepoint(
+                    settings,
+                    session,
+                    recovery=Recovery(QUEUED_REASON, entry.end) if entry.end is not None else None,
+                    lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS,
+                    queued=entry.name,
+                    held=functools.partial(_held_after, held, session, entry.end),
+                )
+                done.savepoints += 1
+            elif summary is not None and summary.sequence is None and summary.session_id in stuck:
+                done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
+            elif summary is not None:
+                recorded = _record_summary(settings, entry.name, summary)
                 done.summaries.extend([recorded] if recorded is not None else [])
-                continue
-            session, end = entry.session, entry.end
-            assert session is not None
-            recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-            create_savepoint(
-                settings,
-                session,
-                recovery=recovery,
-                lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS,
-                queued=entry.name,
-                held=functools.partial(_held_after, held, session, end),
-            )
-            done.savepoints += 1
         except AlreadyHeld as e:
             if e.by is not None:
                 done.notes.append(
@@ -763,8 +760,8 @@ def write_queued(
         except (PrecompactError, OSError) as e:
             done.left += 1
             done.failed += 1
-            stuck.add(entry.session.session_id if entry.session else None)
-            done.notes.append(f"queued {'summary' if entry.summary else 'savepoint'} {shown} not written yet: {e}")
+            stuck.add(session.session_id if session else None)
+            done.notes.append(f"queued {'savepoint' if session else 'summary'} {shown} not written yet: {e}")
     return done
 
 
