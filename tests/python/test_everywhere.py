@@ -402,7 +402,10 @@ def test_a_forgotten_projects_savepoints_keep_nothing_outside_it_until_it_is_add
     assert len(pushed.stdout.splitlines()) == 2, "savepoint 2 pushed once the project is added"
 
 
-def test_forgetting_a_forgotten_project_again_removes_the_documents_its_savepoints_made_since(machine):
+def test_a_forgotten_projects_codex_import_keeps_no_document_and_forgetting_it_again_is_allowed(machine):
+    """`import --agent codex` in a forgotten project saves the session in its logs/ from a document
+    that lasts the savepoint only: nothing new under the state directory (test_forgotten_agents.py
+    has each agent's hooks)."""
     gamma = machine.projects["gamma"]
     documents = Path(os.environ["XDG_STATE_HOME"]) / "precompact" / "agent-documents"
 
@@ -429,10 +432,12 @@ def test_forgetting_a_forgotten_project_again_removes_the_documents_its_savepoin
         record = {"timestamp": "2026-12-02T06:07:03.000Z", "ordinal": 3, "type": "response_item", "payload": said}
         f.write(json.dumps({**record, "metadata": {}}) + "\n")
     imported = precompact(
-        gamma.path, "import", "--agent", "codex", env={"CODEX_HOME": str(machine.root / "codex-home")}
+        gamma.path, "import", "--agent", "codex", "--json", env={"CODEX_HOME": str(machine.root / "codex-home")}
     )
     assert imported.returncode == 0, imported.stderr
-    assert holding(), "the savepoint of the Codex session made its document again"
+    assert [s["outcome"] for s in json.loads(imported.stdout)["sessions"]] == ["saved"], imported.stdout
+    assert holding() == [], "the savepoint of the Codex session kept no document outside the project"
+    assert "marmoset queue" in precompact(gamma.path, "recall", "marmoset").stdout
     again = machine.run(machine.root, "projects", "--forget", str(gamma.path))
     assert again.returncode == 0 and again.stdout.startswith(f"forgot {gamma.path} again: "), again.stderr
     assert holding() == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -18,8 +19,8 @@ import pytest
 from precompact.config import hook_timeouts
 from precompact.config import install as installer
 from precompact.local import savepoint_log
-from support.commands import precompact, wait_until
-from support.projects import new_project
+from support.commands import precompact, wait_until, worker_finished
+from support.projects import full_document, new_project
 from support.transcript_gen import generate, payload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -247,3 +248,144 @@ def test_a_session_start_that_cannot_record_its_brief_in_time_gives_it_all_the_s
     errors = (project.logs / "precompact-errors.log").read_text()
     assert "SessionStart: the brief of savepoint 1 is given unrecorded: lock" in errors, errors
     assert not [line for line in index_lines(project) if line["event"] == "BRIEF_DELIVERED"]
+
+
+def queued_pre_compact(project, transcript) -> dict:
+    """A PreCompact savepoint left queued, as the hook leaves it when the index lock stays busy
+    past its wait (made here, so that no worker writes it before the test's next step); the
+    PreCompact event."""
+    from precompact.config import settings as configuration
+    from precompact.local import snapshot
+    from precompact.ops import compaction
+
+    event = payload("PreCompact", project.path, transcript.path)
+    session = snapshot.Session(
+        session_id=event["session_id"], transcript_path=str(transcript.path), cwd=str(project.path), trigger="auto"
+    )
+    snapshot.queue(compaction.layer_1(configuration.load(project.path)), session)
+    assert len(queue_entries(project)) == 1
+    return event
+
+
+def test_a_savepoint_queued_at_precompact_is_briefed_after_the_compaction_and_never_saved_twice(tmp_path):
+    """SessionStart after the compaction writes the savepoint PreCompact queued and briefs it:
+    recovering "what PreCompact missed" from the transcript instead made a second savepoint of
+    the same history, and the worker then wrote the queued one as well."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = queued_pre_compact(project, transcript)
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    started = precompact(project.path, "hook", stdin=start)
+    assert started.returncode == 0, started.stderr
+    assert queue_entries(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
+    brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Restored from savepoint 1 of" in brief, brief
+    # Saved whole, only later: not "recovered from the transcript" (PreCompact missing some of it).
+    assert "holds the full conversation before compaction." in brief and "recovered from" not in brief, brief
+    assert wait_until(lambda: worker_finished(project.path), 30)
+    assert [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("event_name", ["SessionStart", "PostCompact"])
+def test_a_savepoint_still_queued_past_the_lock_wait_is_not_recovered_a_second_time(tmp_path, event_name):
+    """The index lock busy through the whole wait of the compaction's later hooks: they queue no
+    second savepoint of what PreCompact's queued one holds; PostCompact's summary is queued after
+    it, and the worker records it with that savepoint."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = queued_pre_compact(project, transcript)
+    extra = {"source": "compact"} if event_name == "SessionStart" else {"compact_summary": "QUEUED-SUMMARY-MARKER"}
+    after = payload(event_name, project.path, transcript.path, session_id=before["session_id"], **extra)
+    holder = index_lock(project)
+    try:
+        done = precompact(project.path, "hook", stdin=after)
+        assert done.returncode == 0, done.stderr
+        entries = queue_entries(project)
+        assert [e.endswith("-summary.json") for e in entries] == [False] + (
+            [True] if event_name == "PostCompact" else []
+        )
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.sequence, saved.trigger) == (1, "auto")
+    if event_name == "PostCompact":
+        assert saved.compact_summary == "QUEUED-SUMMARY-MARKER"
+
+
+def test_a_queued_savepoint_another_process_wrote_first_is_not_written_again(tmp_path):
+    """The worker and a session start after a compaction may both take one queue entry: the one
+    that gets the index lock second finds it gone, and writes nothing."""
+    from precompact.config import settings as configuration
+    from precompact.local import snapshot
+    from precompact.ops import compaction
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = queued_pre_compact(project, transcript)
+    settings = compaction.layer_1(configuration.load(project.path))
+    [name] = queue_entries(project)
+    (project.logs / "precompact-queue" / name).unlink()  # taken by the other process
+    session = snapshot.Session(
+        session_id=before["session_id"], transcript_path=str(transcript.path), cwd=str(project.path)
+    )
+    with pytest.raises(snapshot.AlreadyWritten):
+        snapshot.create_savepoint(settings, session, queued=name)
+    assert savepoint_log.savepoints(project.logs) == []
+    assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
+
+
+def test_a_savepoint_queued_while_a_line_is_being_written_holds_the_whole_lines_before_it(tmp_path):
+    """The queue entry bounds the savepoint at the transcript's whole lines: the line being
+    written when the hook queued it is the next savepoint's, never saved as the malformed part
+    written so far."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    line = json.dumps({"type": "user", "uuid": "late-line", "message": {"role": "user", "content": "LATE-MARKER"}})
+    with transcript.path.open("a") as f:
+        f.write(line[:30])
+    before = queued_pre_compact(project, transcript)
+    with transcript.path.open("a") as f:
+        f.write(line[30:] + "\n")
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    assert precompact(project.path, "hook", stdin=start).returncode == 0
+    [queued, *later] = savepoint_log.savepoints(project.logs)
+    assert queued.recovered == savepoint_log.QUEUED_REASON and queued.lines_in_part == 0
+    assert b"precompact_unparsed_line" not in full_document(project.path / queued.snapshot_file)
+    # The completed line was said after the queued savepoint: the compaction's hook saves it.
+    assert [s.recovered for s in later] == ["lagging_transcript"]
+    assert b"LATE-MARKER" in full_document(project.path / later[0].snapshot_file)
+
+
+# A compaction's hook writing a queued savepoint, killed before the savepoint's index line (the
+# snapshot and its chunks written): an OOM kill, a reboot, the agent's timeout.
+KILLED_BEFORE_THE_INDEX_LINE = """
+import os, signal, sys
+from pathlib import Path
+from precompact.config import settings as configuration
+from precompact.local import capture, savepoint_log, snapshot
+from precompact.ops import compaction
+savepoint_log.append = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+snapshot.write_queued_savepoints(compaction.layer_1(configuration.load(Path(sys.argv[1]))), capture.holder, 5.0)
+"""
+
+
+def test_a_hook_killed_writing_a_queued_savepoint_leaves_it_queued_for_the_next(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    before = queued_pre_compact(project, transcript)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_THE_INDEX_LINE, str(project.path)], check=False, timeout=120
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert len(queue_entries(project)) == 1 and savepoint_log.savepoints(project.logs) == []
+    start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
+    started = precompact(project.path, "hook", stdin=start)
+    assert started.returncode == 0, started.stderr
+    assert queue_entries(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
+    assert "Restored from savepoint 1 of" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]

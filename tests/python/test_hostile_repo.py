@@ -23,6 +23,7 @@ from solders.keypair import Keypair
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from support import commands, git_http
+from support.claude_code import wait_for_worker
 from support.commands import run_git, wait_until, worker_finished
 from support.projects import full_document, new_project, pushed_branch, savepoint_branch, store, trust
 from support.transcript_gen import payload
@@ -898,9 +899,11 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     saved = compact_with_the_planted_key()
     assert saved.returncode == 0 and b"saved" in saved.stdout, saved.stderr
     index = project.logs / "precompact-savepoint.jsonl"
-    assert wait_until(lambda: b"SAVEPOINT_SIGNED" in index.read_bytes()), (
-        project.logs / "precompact-worker.log"
-    ).read_text()
+    worker_log = project.logs / "precompact-worker.log"
+    # Its worker gone before the configuration changes: a worker still running (nice 10 on a loaded
+    # machine) would take the second savepoint too (the second worker, finding its lock held,
+    # leaves), with the first hook's environment, which has no PRECOMPACT_KEYPAIR to set aside.
+    wait_for_worker(project)
     signers = [json.loads(line).get("signer") for line in index.read_text().splitlines() if "SAVEPOINT_SIGNED" in line]
     assert signers == [str(project.authority().pubkey())] and planted_key not in signers
     logged = (project.logs / "precompact-errors.log").read_text()
@@ -909,21 +912,14 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     name_authority(project.path, str(project.authority().pubkey()))
     saved = compact_with_the_planted_key()
     assert saved.returncode == 0 and b"savepoint 2" in saved.stdout, saved.stdout
-
-    def entries() -> list[dict]:
-        return [json.loads(line) for line in index.read_text().splitlines()]
-
-    assert wait_until(lambda: any(e["event"].startswith("LAYER_2_") and e.get("sequence") == 2 for e in entries()))
-    signed = [(e["sequence"], e["signer"]) for e in entries() if e["event"] == "SAVEPOINT_SIGNED"]
+    wait_for_worker(project)  # the second compaction's worker, the only one, has run to its end
+    entries = [json.loads(line) for line in index.read_text().splitlines()]
+    assert any(e["event"] == "LAYER_2_PUSHED" and e["sequence"] == 2 for e in entries), worker_log.read_text()
+    signed = [(e["sequence"], e["signer"]) for e in entries if e["event"] == "SAVEPOINT_SIGNED"]
     authority = str(project.authority().pubkey())
     assert signed == [(1, authority), (2, authority)], "the approved keypair signs in the other key's place"
     set_aside = f"PRECOMPACT_KEYPAIR {planted} ignored: it holds {planted_key}, not chain.authority {authority}; chain.keypair {project.keypair_file} signs instead (unset PRECOMPACT_KEYPAIR, or point it at {authority}'s keypair file)"
-    worker_log = project.logs / "precompact-worker.log"
-    # worker_finished looks at the recall index, which the first savepoint's worker filled: the
-    # second worker may still be running, so its line is waited for.
-    assert wait_until(lambda: worker_log.exists() and set_aside in worker_log.read_text()), (
-        worker_log.read_text() if worker_log.exists() else "no worker log"
-    )
+    assert set_aside in worker_log.read_text(), worker_log.read_text()
     status = commands.precompact(project.path, "status", env={"PRECOMPACT_KEYPAIR": str(planted)}, text=False)
     assert status.returncode == 0 and b"not signed" not in status.stdout, status.stdout
 

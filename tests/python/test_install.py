@@ -352,6 +352,13 @@ def test_a_claude_config_dir_precompact_does_not_follow_is_refused_never_replace
     assert not (project.parent / "claude-config").exists() and not (project / "claude-config").exists()
     line = hooks_line(project, environment)
     assert line.startswith("✗ hooks: not checked: ") and said in line, line
+    lines = doctor_with(project, environment)
+    assert sum(said in line for line in lines) == 1, "the hooks line gives the reason; no other line repeats it"
+    [sessions] = [line for line in lines if line[2:].startswith("sessions: ")]
+    assert sessions == (
+        "✗ sessions: not checked: Claude Code's sessions are in its folder, which is not known here (the hooks check "
+        "says why and the fix)"
+    ), "never a ✓ for sessions nobody read"
 
     assert precompact(project, "install", "--scope", "user", home=home_of(project)).returncode == 0
     before = home_settings.read_bytes()
@@ -368,10 +375,14 @@ def new_project_here(project: Path) -> None:
     assert invoke("init", "--yes", "--keypair", str(project.parent / "k.json")).exit_code == 0
 
 
+def doctor_with(project: Path, env: dict[str, str]) -> list[str]:
+    """doctor's lines, run as a user runs it with `env` in the environment."""
+    return precompact(project, "doctor", env=env, home=home_of(project)).stdout.splitlines()
+
+
 def hooks_line(project: Path, env: dict[str, str]) -> str:
     """doctor's hooks line, run as a user runs it with `env` in the environment."""
-    done = precompact(project, "doctor", env=env, home=home_of(project))
-    [line] = [line for line in done.stdout.splitlines() if line[2:].startswith("hooks: ")]
+    [line] = [line for line in doctor_with(project, env) if line[2:].startswith("hooks: ")]
     return line
 
 

@@ -178,7 +178,7 @@ def test_an_entry_another_writer_wrote_while_this_one_waited_is_not_written_twic
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
-    with pytest.raises(snapshot.AlreadyHeld) as held:
+    with pytest.raises(snapshot.AlreadyWritten) as held:
         snapshot.create_savepoint(settings, session_of(project, transcript), queued="01796468304598412235-1.json")
     assert held.value.by is None
     assert savepoint_log.savepoints(project.logs) == []
@@ -187,9 +187,12 @@ def test_an_entry_another_writer_wrote_while_this_one_waited_is_not_written_twic
 def test_a_compaction_whose_savepoint_is_queued_is_recovered_once_and_told_so_never_briefed_with_the_previous(
     tmp_path, monkeypatch
 ):
-    """The session's second compaction, PreCompact's savepoint queued (the index busy):
-    SessionStart(compact) queues no second copy, and gives no brief of savepoint 1 as if it held
-    this compaction; it names savepoint 1 without a ✓, and records nothing as given."""
+    """The session's second compaction, PreCompact's savepoint queued and the index still busy
+    through SessionStart(compact)'s wait (so it cannot write that savepoint itself): it queues no
+    second copy, and gives no brief of savepoint 1 as if it held this compaction; it names
+    savepoint 1 without a ✓, and records nothing as given."""
+    from precompact.config import hook_timeouts
+
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
@@ -198,8 +201,10 @@ def test_a_compaction_whose_savepoint_is_queued_is_recovered_once_and_told_so_ne
     snapshot.queue(settings, session_of(project, transcript))  # PreCompact, the lock busy
     loaded = configuration.load(project.path)
     start = payload("SessionStart", project.path, transcript, session_id=SESSION, source="compact")
+    monkeypatch.setattr(hook_timeouts, "lock_wait", lambda _agent, _event: 0.2)  # the hooks' waits, shortened
 
-    context = api.on_session_start(loaded, start, "claude")
+    with savepoint_log.locked(project.logs, 0):  # another save holds the index (its own descriptor)
+        context = api.on_session_start(loaded, start, "claude")
 
     assert context is not None and len(queue_names(project)) == 1
     assert context.startswith("[precompact] This compaction's savepoint is not written yet"), context
@@ -212,7 +217,8 @@ def test_a_compaction_whose_savepoint_is_queued_is_recovered_once_and_told_so_ne
     from precompact.ops import background
 
     monkeypatch.setattr(background, "spawn", lambda _root: None)  # the test writes the queue itself
-    assert compaction.post_compact(loaded, post, "claude")
+    with savepoint_log.locked(project.logs, 0):
+        assert compaction.post_compact(loaded, post, "claude")
     entries = snapshot.queue_entries(project.logs)
     assert [e.summary is not None for e in entries] == [False, True]
     assert entries[1].summary is not None and entries[1].summary.sequence is None

@@ -131,9 +131,10 @@ def open_in(dir_fd: int, shown: Path, leaf: str, flags: int, mode: int = 0o600, 
             raise ConfinementError(
                 errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it"
             ) from None
-        if e.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing with no reader
+        # A socket, or a FIFO opened for writing with no reader; a directory opened for writing.
+        if e.errno in (errno.ENXIO, errno.EISDIR):
             raise ConfinementError(
-                errno.ENXIO, f"{shown} is not a regular file; precompact refuses it: remove it"
+                e.errno, f"{shown} is not a regular file; precompact refuses it: remove it"
             ) from None
         raise
     info = os.fstat(fd)

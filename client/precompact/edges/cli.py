@@ -1589,9 +1589,8 @@ def projects(forget, rescan, url, add, as_json) -> None:
         _say(
             f"forgot {quoting.path(forgotten)}{' again' if gone.again else ''}: it is no longer listed or searched by recall "
             "--everywhere, and its savepoints do not register it again; its hooks keep saving in its logs/, and "
-            "Layer 2 (its git directory here, its pushes) waits until `precompact projects --add PATH`; a savepoint of "
-            "a Codex, Gemini or OpenCode session there makes that session's document here again "
-            "(`precompact projects --forget PATH` again removes it)"
+            "Layer 2 (its git directory here, its pushes) waits until `precompact projects --add PATH`; meanwhile "
+            "its savepoints keep nothing here (a Codex, Gemini or OpenCode session's document lasts its savepoint only)"
         )
         for store in gone.removed:
             _say(f"removed its git directory {store}")

@@ -150,6 +150,32 @@ class ToolError(PrecompactError):
     """A tool call with arguments the tool does not take; the message says which."""
 
 
+# What a tool answers to a failure that is not precompact's own (an OSError reading logs/, a
+# damaged file a reader did not expect, a bug): the error's own text may hold paths or words of the
+# transcript, so it goes to the project's error log (`unexplained`) and the model reads these
+# fixed words, which name what the user runs in their own shell, where precompact says what is
+# wrong and its fix.
+USERS_COMMAND = {"recall": "precompact recall QUERY", "show": "precompact show REF", "savepoints": "precompact status"}
+UNEXPLAINED = (
+    "{tool} could not answer: precompact met an error it does not show here ({kept}); the user runs "
+    "`{command}` and then `precompact verify` in their own shell, which say what is wrong in logs/ and the fix"
+)
+KEPT_IN_LOG = "kept in logs/precompact-errors.log"
+NOT_KEPT = "not kept either: logs/ could not be written"
+
+
+def unexplained(config: Config | None, name: str, error: Exception) -> str:
+    """The tool's one line for `error`, a failure that is not precompact's own, logged first
+    (redacted, its traceback in the debug log) in the project's error log; the line holds none of
+    its text."""
+    logged = config is not None and api.log_hook_failure(
+        config.root, "mcp", f"{name}: {api.hook_failure_reason(error)}"
+    )
+    tool = name if name in USERS_COMMAND else "the tool"
+    command = USERS_COMMAND.get(name, "precompact status")
+    return UNEXPLAINED.format(tool=tool, kept=KEPT_IN_LOG if logged else NOT_KEPT, command=command)
+
+
 def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
     """A tool's text answer (`config` None: outside every project); raises PrecompactError for a
     request it cannot answer."""
@@ -221,9 +247,13 @@ def server(config: Config | None) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
             text = answer(config, params.name, params.arguments or {})
-        except (PrecompactError, OSError) as e:  # the one place a tool's failure is rendered
-            return types.CallToolResult(content=[types.TextContent(text=str(e))], is_error=True)
-        return types.CallToolResult(content=[types.TextContent(text=text)])
+        except PrecompactError as e:  # the one place a tool's failure is rendered
+            text, failed = quoting.single_line(str(e)), True
+        except Exception as e:  # noqa: BLE001 - not precompact's own: its text stays in the log, never the model's
+            text, failed = unexplained(config, params.name, e), True
+        else:
+            failed = False
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
     from importlib.metadata import version
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,22 +87,23 @@ def is_empty(savepoint: savepoint_log.Savepoint) -> bool:
 
 
 def needed(
-    saved: list[savepoint_log.Savepoint], session: snapshot.Session, queued: list[int] | None = None
+    saved: list[savepoint_log.Savepoint], session: snapshot.Session, queued: int = 0
 ) -> snapshot.Recovery | None:
     """In a compaction's hook, the savepoint the session still needs: every whole line of the
     transcript now is from before this compaction (Claude Code 2.1.332 writes its boundary after
     SessionStart and PostCompact), or, where the boundary is already written and nothing was said
     after it, the lines before it. None when nothing said lies beyond what the session's
-    savepoints read, or what its savepoints `queued` for the worker will read (their ends: an
-    event of the same compaction queued it while the index was busy); what Claude Code appends
-    around a compaction is not conversation."""
+    savepoints read, or what a savepoint queued for it will read (`queued`: the worker writes
+    it); what Claude Code appends around a compaction is not conversation."""
     if not session.session_id or not session.transcript_path:
         return None
     path = Path(session.transcript_path)
     mine = of_session(saved, session.session_id)
-    covered = max([*(reach(s) for s in mine), *(queued or [])], default=0)
+    covered = max(max((reach(s) for s in mine), default=0), queued)
     marks = boundaries(path)
-    end = _whole_lines_end(path)
+    from precompact.transcript.claude_code import whole_lines_end
+
+    end = whole_lines_end(path)
     if marks and marks[-1] > covered and not _says_anything(path, marks[-1], end):
         end = marks[-1]
     if not _says_anything(path, covered, end):
@@ -111,25 +113,6 @@ def needed(
     from precompact.local import snapshot
 
     return snapshot.Recovery(LAGGED if lagged else MISSED, end)
-
-
-def _whole_lines_end(path: Path) -> int:
-    """Where the transcript's last whole line ends (a line still being written is not read)."""
-    try:
-        with session_file.open_read(path) as f:
-            size = os.fstat(f.fileno()).st_size
-            step = 1 << 16
-            position = size
-            while position > 0:
-                low = max(position - step, 0)
-                f.seek(low)
-                newline = f.read(position - low).rfind(b"\n")
-                if newline != -1:
-                    return low + newline + 1
-                position = low
-    except OSError:
-        return 0
-    return 0
 
 
 def _says_anything(path: Path, start: int, end: int) -> bool:
@@ -161,20 +144,33 @@ def _says_anything(path: Path, start: int, end: int) -> bool:
 def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout: float) -> str | None:
     """Makes the savepoint `needed` says is missing (Layer 1 only): WRITTEN; or, when the index
     lock stays busy past `lock_timeout` (the hook's event may wait no longer), leaves it to the
-    worker: QUEUED. None when none is missing."""
+    worker: QUEUED. None when none is missing. A savepoint a hook left queued (PreCompact's, the
+    index lock busy) is written first, within the same wait, so that the session is briefed
+    with it (WRITTEN, when nothing else is missing); one still queued after that wait covers
+    what it will read (QUEUED: a compaction summary is then queued after it, and the worker
+    records it with that savepoint)."""
     from precompact.local import snapshot
 
-    queued = snapshot.queued_ends(settings.logs, session.session_id)
-    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session, queued)
+    until = time.monotonic() + lock_timeout
+    written = snapshot.write_queued_savepoints(settings, holder, lock_timeout).savepoints
+    saved = savepoint_log.savepoints(settings.logs, settings.instance)
+    queued = snapshot.queued_reach(settings.logs, session.session_id)
+    recovery = needed(saved, session, queued)
     if recovery is None:
-        return None
-
+        return QUEUED if waiting(saved, session.session_id, queued) else WRITTEN if written else None
     try:
-        snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=lock_timeout)
+        snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=max(until - time.monotonic(), 0.0))
     except savepoint_log.LockTimeout:
         snapshot.queue(settings, session, end=recovery.end)
         return QUEUED
     return WRITTEN
+
+
+def waiting(saved: list[savepoint_log.Savepoint], session_id: str | None, queued: int) -> bool:
+    """Whether the savepoint queued for `session_id` that reads `queued` bytes into its transcript
+    (snapshot.queued_reach) is still to come: it reads further than every one of the session's
+    savepoints written (one a savepoint already holds is dropped by its writer, unwritten)."""
+    return queued > max((reach(s) for s in of_session(saved, session_id)), default=0)
 
 
 def holder(
@@ -187,12 +183,14 @@ def holder(
     mine = [s for s in of_session(saved, session.session_id) if not is_empty(s)]
     if not mine or end is None or not session.transcript_path:
         return None
+    from precompact.transcript.claude_code import whole_lines_end
+
     furthest = max(mine, key=reach)
     covered = reach(furthest)
     if covered >= end:
         return furthest
     path = Path(session.transcript_path)
-    if covered == 0 or _whole_lines_end(path) < covered or _says_anything(path, covered, end):
+    if covered == 0 or whole_lines_end(path) < covered or _says_anything(path, covered, end):
         return None
     return furthest
 

@@ -223,6 +223,17 @@ def forgotten(root: Path) -> Path | None:
     return next((where for where in (Path(os.path.abspath(root)), _where(root)) if _mark(where) in marks), None)
 
 
+def keeps_outside(root: Path) -> bool:
+    """Whether precompact may keep copies of the text of the project at `root` outside it (the
+    documents of its Codex, Gemini and OpenCode sessions, its git directory): not while it is
+    forgotten (`forgotten`). True when the registry cannot be read: it then forgets nothing, as
+    `layers_wait` does (`precompact projects` names what is wrong with it)."""
+    try:
+        return forgotten(root) is None
+    except RegistryError:
+        return True
+
+
 def layers_wait(root: Path) -> str | None:
     """Why Layer 2 (and Layer 3, whose record names its commit) waits in the project at `root`,
     naming the fix: it is forgotten, so its git directory is neither made nor used (nothing of it

@@ -34,6 +34,9 @@ from precompact.records import Record, field
 INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
 LOCK_POLL_SECONDS = 0.01
+# The `recovered` reason of a savepoint a hook left queued (the index lock busy past its wait)
+# and the worker or the compaction's session start then wrote: saved whole, only later.
+QUEUED_REASON = "queued: the index was busy at the hook"
 
 
 class Event(StrEnum):
@@ -485,6 +488,12 @@ class Savepoint(Record):
     def recovered(self) -> str | None:
         """Why this savepoint was recovered after a compaction (capture), None if it was not."""
         return self._text("recovered")
+
+    @property
+    def recovered_from_transcript(self) -> bool:
+        """Whether it holds what a compaction's hook found PreCompact had not saved, read from the
+        transcript after it: recovered, and not merely a save its hook left queued."""
+        return self.recovered is not None and self.recovered != QUEUED_REASON
 
     @property
     def snapshot_size_bytes(self) -> int:

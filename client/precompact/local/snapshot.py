@@ -62,7 +62,7 @@ QUEUE_PURPOSE = "queued savepoint"
 SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
-QUEUED_REASON = "queued: the index was busy at the hook"
+QUEUED_REASON = savepoint_log.QUEUED_REASON
 # The most a queue entry precompact writes holds: a savepoint's is a few hundred bytes, and a
 # compaction summary is cut to QUEUED_SUMMARY_MAX_CHARS (each at most 6 bytes in its JSON) before it
 # is queued. An entry larger than this, a link or anything but a regular file is none of
@@ -450,9 +450,9 @@ def create_savepoint(
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
     entry it is made from, removed under the same lock once the event is appended. Under that
     lock, a queued savepoint is written only while its entry is still there (another writer, the
-    worker or `precompact flush`, may have written it while this one waited) and `held` (given
-    the instance's savepoints as the index is then) names none that already holds what it would
-    (AlreadyHeld: the entry is removed unwritten)."""
+    worker, `precompact flush` or a compaction's session start, may have written it while this
+    one waited) and `held` (given the instance's savepoints as the index is then) names none that
+    already holds what it would (its entry is then removed unwritten): AlreadyWritten otherwise."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
@@ -550,15 +550,18 @@ def _register(settings: Settings) -> None:
 def queue(settings: Settings, session: Session, end: int | None = None) -> None:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
     past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. The transcript's size now (or `end`, a recovery's: local/capture.py)
-    bounds what the worker reads, so the savepoint holds what the hook would have saved. Stamped
-    with this machine's key: a queue entry that came with the project is never read (it could
-    name any file as a transcript)."""
-    if end is None:
-        try:
-            end = os.stat(session.transcript_path).st_size if session.transcript_path else None
-        except OSError:
-            end = None
+    lose the savepoint. Where the transcript's whole lines end now (once a last line still being
+    written has settled, as the hook's own read waits for it; or `end`, a recovery's:
+    local/capture.py) bounds what the worker reads, so the savepoint holds what the hook would
+    have saved, and never the part of a line written so far as a malformed line of its own.
+    Stamped with this machine's key: a queue entry that came with the project is never read (it
+    could name any file as a transcript)."""
+    if end is None and session.transcript_path:
+        from precompact.transcript import claude_code as transcript
+
+        path = Path(session.transcript_path)
+        transcript.settle(path)
+        end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     _enqueue(settings, QUEUE_PURPOSE, orjson.dumps({"session": session.as_dict(), "end": end}), ".json")
@@ -635,18 +638,23 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
     return found
 
 
-def queued_ends(logs: Path, session_id: str | None) -> list[int]:
-    """How far into its transcript each savepoint queued for `session_id` reads, oldest first
-    (an entry whose hook could not tell, `end` None, is not counted)."""
+def queued_reach(logs: Path, session_id: str | None) -> int:
+    """How far into its transcript the furthest savepoint queued for `session_id` will read (0
+    for none, or one whose end is unknown): local/capture.py counts it as covered, as the
+    worker will write it. Only an entry this machine made counts; a queue that cannot be read
+    counts none (its writer says why, not a hook)."""
     try:
         entries = queue_entries(logs) if session_id and queued(logs) else []
-    except OSError:  # the queue refused (a link as its folder): the writer says so, not a hook
-        return []
-    return [
-        entry.end
-        for entry in entries
-        if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
-    ]
+    except OSError:  # ConfinementError: its folder is a link, say
+        return 0
+    return max(
+        (
+            entry.end
+            for entry in entries
+            if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+        ),
+        default=0,
+    )
 
 
 def queued_notice(logs: Path) -> str | None:
@@ -669,9 +677,11 @@ def queued_notice(logs: Path) -> str | None:
     )
 
 
-class AlreadyHeld(Exception):
+class AlreadyWritten(Exception):
     """A queued savepoint left unwritten: `by`, a savepoint that already holds what it would
-    (its entry removed), or None when its entry is gone (another writer wrote it)."""
+    (its entry removed), or None when its entry is gone (another process, the worker, `precompact
+    flush` or a compaction's session start, wrote it while this one waited for the index lock:
+    written again, it would be a second savepoint)."""
 
     def __init__(self, by: savepoint_log.Savepoint | None) -> None:
         super().__init__(by)
@@ -679,7 +689,7 @@ class AlreadyHeld(Exception):
 
 
 def _still_needed(logs: Path, name: str, holder: savepoint_log.Savepoint | None) -> None:
-    """Under the index lock: AlreadyHeld unless queue entry `name` is still there and no
+    """Under the index lock: AlreadyWritten unless queue entry `name` is still there and no
     savepoint (`holder`) holds what it would (the entry is then removed)."""
     try:
         with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
@@ -687,9 +697,9 @@ def _still_needed(logs: Path, name: str, holder: savepoint_log.Savepoint | None)
             if holder is not None:
                 os.unlink(name, dir_fd=waiting)
     except FileNotFoundError:
-        raise AlreadyHeld(None) from None
+        raise AlreadyWritten(None) from None
     if holder is not None:
-        raise AlreadyHeld(holder)
+        raise AlreadyWritten(holder)
 
 
 class QueuedWritten(Record):
@@ -709,21 +719,52 @@ def write_queued(
     settings: Settings,
     held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
 ) -> QueuedWritten:
-    """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
-    save of a large transcript can take for the index lock), oldest first. An entry this machine
-    did not make, or that is no file precompact writes (a link, a FIFO, oversized), is removed
-    unread; so is a summary whose session has no savepoint. A savepoint that `held` (the
-    instance's savepoints then, the entry's session and end) finds held already is not written
-    again. One entry that fails is said and left queued, and the rest are written all the same,
-    but for a summary waiting for its session's queued savepoint; the index lock busy past the
-    wait stops the run (every entry would wait as long)."""
+    """Writes the savepoint or the compaction summary of each queue entry (waiting for the index
+    lock, at each entry, as long as a save of a large transcript can take), oldest first. An
+    entry this machine did not make, or that is no file precompact writes (a link, a FIFO,
+    oversized), is removed unread; so is a summary whose session has no savepoint. A savepoint
+    that `held` (the instance's savepoints then, the entry's session and end) finds held already
+    is not written again. One entry that fails is said and left queued, and the rest are written
+    all the same, but for a summary waiting for its session's queued savepoint; the index lock
+    busy past the wait stops the run (every entry would wait as long)."""
+    return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, whole=True)
+
+
+def write_queued_savepoints(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    lock_timeout: float,
+) -> QueuedWritten:
+    """For a session start after a compaction: the queue's savepoints up to its first compaction
+    summary, written as `write_queued` writes them but within `lock_timeout` in all, so that a
+    savepoint PreCompact queued is briefed, and never recovered a second time. A summary, and
+    what follows it, stays for the worker: it records the summary with the savepoint it follows
+    and asks for what the summary left out. So does an entry none of this machine's: the worker
+    removes it and says so in its log, which a hook has none of."""
+    until = time.monotonic() + lock_timeout
+    return _write_queue(settings, held, lambda: max(until - time.monotonic(), 0.0), whole=False)
+
+
+def _write_queue(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    lock_wait: Callable[[], float],
+    whole: bool,
+) -> QueuedWritten:
+    """`write_queued` (`whole`) or `write_queued_savepoints`, each entry waiting `lock_wait()`
+    for the index lock."""
     done = QueuedWritten()
     stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
     entries = queue_entries(settings.logs)
     for position, entry in enumerate(entries):
         shown = f"logs/{QUEUE_DIR}/{entry.name}"
         session, summary = entry.session, entry.summary
+        if summary is not None and not whole:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            break
         if session is None and summary is None:
+            if not whole:
+                continue
             # A refusal's own advice ("remove it") is what this does.
             why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
             removed, said = _remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}")
@@ -734,21 +775,14 @@ def write_queued(
             continue
         try:
             if session is not None:
-                create_savepoint(
-                    settings,
-                    session,
-                    recovery=Recovery(QUEUED_REASON, entry.end) if entry.end is not None else None,
-                    lock_timeout=QUEUED_LOCK_TIMEOUT_SECONDS,
-                    queued=entry.name,
-                    held=functools.partial(_held_after, held, session, entry.end),
-                )
+                _write_queued_savepoint(settings, entry, session, lock_wait(), held)
                 done.savepoints += 1
             elif summary is not None and summary.sequence is None and summary.session_id in stuck:
                 done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
             elif summary is not None:
                 recorded = _record_summary(settings, entry.name, summary)
                 done.summaries.extend([recorded] if recorded is not None else [])
-        except AlreadyHeld as e:
+        except AlreadyWritten as e:
             if e.by is not None:
                 done.notes.append(
                     f"queued savepoint {shown} not written again: savepoint {e.by.sequence} of its session holds what it would"
@@ -765,13 +799,41 @@ def write_queued(
     return done
 
 
-def _held_after(
-    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+def _write_queued_savepoint(
+    settings: Settings,
+    entry: QueueEntry,
     session: Session,
-    end: int | None,
-    saved: list[savepoint_log.Savepoint],
-) -> savepoint_log.Savepoint | None:
-    return held(saved, session, end)
+    lock_timeout: float,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+) -> None:
+    """Writes the savepoint of queue `entry` (of `session`) and removes the entry under the same
+    hold of the index lock: AlreadyWritten when another process wrote it first, or when `held`
+    finds a savepoint of the session that holds what it would. A forgotten project's document is
+    read again from its session file (`_read_again`), and `held` reads that one."""
+    recovery = Recovery(QUEUED_REASON, entry.end) if entry.end is not None else None
+    with _read_again(session) as again:
+        create_savepoint(
+            settings,
+            again,
+            recovery=recovery,
+            lock_timeout=lock_timeout,
+            queued=entry.name,
+            held=lambda saved: held(saved, again, entry.end),
+        )
+
+
+@contextlib.contextmanager
+def _read_again(session: Session) -> Iterator[Session]:
+    """`session` as queued; one whose document the queueing hook held for its own length (a
+    forgotten project's: transcript/agents.held, gone with that hook) with its document read
+    again from its session file, held here in turn: still nothing kept outside the project."""
+    from precompact.transcript import agents
+
+    if not agents.is_held(session.transcript_path) or not session.agent_transcript:
+        yield session
+        return
+    with agents.held(session.agent, session.agent_transcript, session.session_id) as read:
+        yield session.replace(transcript_path=read.transcript_path)
 
 
 def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
@@ -792,7 +854,7 @@ def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> Qu
     with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
         try:
             _still_needed(settings.logs, name, None)
-        except AlreadyHeld:
+        except AlreadyWritten:
             return None
         mine = _session_savepoints(settings, summary.session_id)
         if summary.sequence is not None:
@@ -809,8 +871,8 @@ def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> Qu
 
 
 def _unqueue(logs: Path, name: str) -> None:
-    with logs_dir.directory(logs, QUEUE_DIR) as waiting:
-        os.unlink(name, dir_fd=waiting)
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:

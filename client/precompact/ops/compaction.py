@@ -10,9 +10,11 @@ only inside the functions that use it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,10 +86,15 @@ def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     """A savepoint before the compaction (none when nothing was said since the session's last),
     the worker started for Layers 2 and 3; returns the note for Claude Code's summariser ("" for
     none, and for the agents that do not read it), which says so when the worker could not start."""
+    _check_transcript(payload)
+    with _reading_session(payload, loaded, _trigger(payload), agent) as (session, _):
+        return _pre_compact(loaded, payload, agent, session)
+
+
+def _pre_compact(loaded: configuration.Config, payload: dict, agent: str, session: snapshot.Session) -> str:
+    """`pre_compact` of `session`, its document open."""
     from precompact.local import snapshot
 
-    _check_transcript(payload)
-    session = _session(payload, loaded, _trigger(payload), agent)
     kept = _unchanged_savepoint(loaded, session)
     # Only Claude Code and OpenCode (precompact's plugin adds it to the compaction prompt's
     # context) give PreCompact's stdout to the summariser.
@@ -216,7 +223,7 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     from precompact.local import capture, snapshot
 
     until = lock_deadline(payload, agent)
-    read, recovered = _recover(payload, loaded, agent, until)
+    kept_summary, recovered = _recover(payload, loaded, agent, until)
     session_id = _text(payload, "session_id")
     # This session's savepoint only: another session's compaction summary is not its own.
     saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
@@ -226,7 +233,7 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     waiting = _compaction_queued(loaded, saved, session_id, recovered)
     if (latest is None and not waiting) or session_id is None:
         return False
-    text = _text(payload, "compact_summary") or (read.summary if read else None) or ""
+    text = _text(payload, "compact_summary") or kept_summary or ""
     summary, trigger = _redacted_summary(loaded, text), _trigger(payload)
     # Queued after its savepoint's own entry when that was queued: the worker writes them in turn.
     queued = snapshot.QueuedSummary(
@@ -354,10 +361,9 @@ def _compaction_queued(
     into its transcript than every one of its savepoints written."""
     from precompact.local import capture, snapshot
 
-    if recovered == capture.QUEUED:
-        return True
-    written = max((capture.reach(s) for s in capture.of_session(saved, session_id)), default=0)
-    return any(end > written for end in snapshot.queued_ends(loaded.logs, session_id))
+    return recovered == capture.QUEUED or capture.waiting(
+        saved, session_id, snapshot.queued_reach(loaded.logs, session_id)
+    )
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | QueuedBriefing | None:
@@ -496,9 +502,8 @@ def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int,
 
         summary = conversation.summary_since(Path(given), mine[0].unix_timestamp or 0)
     else:
-        from precompact.transcript import agents
-
-        summary = agents.read(agent, loaded.logs, given, session_id).summary
+        with _document(loaded, agent, given, session_id) as read:
+            summary = read.summary
     if not summary:
         return False
     return addendum.request(loaded, session_id, sequence, agent, _redacted_summary(loaded, summary))
@@ -544,17 +549,17 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
     from precompact.local import capture, snapshot
     from precompact.transcript import conversation
 
-    session = _session(payload, loaded, capture.SESSION_END_TRIGGER, agent)
-    if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
-        return  # nothing said: nothing to archive
-    if _unchanged_savepoint(loaded, session) is not None:
-        return
-    try:
-        # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
-        # tightest, and a hook cancelled while it waits would have queued nothing.
-        snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
-    except savepoint_log.LockTimeout:
-        snapshot.queue(layer_1(loaded), session)  # as at PreCompact: the worker writes it
+    with _reading_session(payload, loaded, capture.SESSION_END_TRIGGER, agent) as (session, _):
+        if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
+            return  # nothing said: nothing to archive
+        if _unchanged_savepoint(loaded, session) is not None:
+            return
+        try:
+            # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
+            # tightest, and a hook cancelled while it waits would have queued nothing.
+            snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
+        except savepoint_log.LockTimeout:
+            snapshot.queue(layer_1(loaded), session)  # as at PreCompact: the worker writes it
     _start_worker(loaded, payload)
 
 
@@ -628,34 +633,49 @@ def _one_line(text: str) -> str:
     return " | ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
-def _session(payload: dict, loaded: configuration.Config, trigger: str, agent: str) -> snapshot.Session:
-    return _read_session(payload, loaded, trigger, agent)[0]
-
-
-def _read_session(
+@contextlib.contextmanager
+def _reading_session(
     payload: dict, loaded: configuration.Config, trigger: str, agent: str
-) -> tuple[snapshot.Session, agents.Read | None]:
+) -> Iterator[tuple[snapshot.Session, agents.Read | None]]:
     """The session the payload names, its session file read into the document the snapshot
-    reads (agents.read; OSError when that file cannot be read). Every event that saves from a
-    session file comes here first (`_summary_arrived` checks the one it reads itself):
-    NoTranscript when it is none (`_refuse_non_file`)."""
+    reads (`_document`; OSError when that file cannot be read), for the block's length (a
+    forgotten project's document lasts no longer). Every event that saves from a session file
+    comes here first (`_summary_arrived` checks the one it reads itself): NoTranscript when it
+    is none (`_refuse_non_file`)."""
     from precompact.local import snapshot
-    from precompact.transcript import agents
 
     given = _text(payload, "transcript_path")
     if given:
         _refuse_non_file(given)
-    read = agents.read(agent, loaded.logs, given, _text(payload, "session_id")) if given else None
-    return snapshot.Session(
-        session_id=_text(payload, "session_id"),
-        transcript_path=read.transcript_path if read else None,
-        cwd=_text(payload, "cwd") or str(loaded.root),
-        trigger=trigger,
-        custom_instructions=_text(payload, "custom_instructions"),
-        agent=agent,
-        agent_version=read.version if read else None,
-        agent_transcript=given if agent != agent_names.CLAUDE else None,
-    ), read
+    with _document(loaded, agent, given, _text(payload, "session_id")) if given else contextlib.nullcontext() as read:
+        yield (
+            snapshot.Session(
+                session_id=_text(payload, "session_id"),
+                transcript_path=read.transcript_path if read else None,
+                cwd=_text(payload, "cwd") or str(loaded.root),
+                trigger=trigger,
+                custom_instructions=_text(payload, "custom_instructions"),
+                agent=agent,
+                agent_version=read.version if read else None,
+                agent_transcript=given if agent != agent_names.CLAUDE else None,
+            ),
+            read,
+        )
+
+
+def _document(
+    loaded: configuration.Config, agent: str, given: str, session_id: str | None
+) -> contextlib.AbstractContextManager[agents.Read]:
+    """The document of the session file `given` (transcript/agents.reading): kept in
+    precompact's state directory, except for a project forgotten on this machine, whose
+    savepoints keep nothing outside it (local/registry.keeps_outside): there it lasts the block."""
+    from precompact.transcript import agents
+
+    if agent == agent_names.CLAUDE:  # its transcript is the document: nothing is written
+        return agents.reading(agent, loaded.logs, given, session_id, kept=True)
+    from precompact.local import registry
+
+    return agents.reading(agent, loaded.logs, given, session_id, kept=registry.keeps_outside(loaded.root))
 
 
 def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
@@ -692,28 +712,29 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, line
     return f"{note} ({in_part}.)"
 
 
-def _recover(
-    payload: dict, loaded: configuration.Config, agent: str, until: float
-) -> tuple[agents.Read | None, str | None]:
+def _recover(payload: dict, loaded: configuration.Config, agent: str, until: float) -> tuple[str | None, str | None]:
     """After a compaction: the savepoint of what it dropped, if no savepoint holds it yet
     (PreCompact did not fire, or read a transcript that lagged). Layer 1 here (or queued for the
     worker when the index lock stays busy past `until`), the rest in the worker. Returns the
-    session file as read, and what `capture.recover` did (None: nothing was missing)."""
+    compaction summary the session file holds (None: none, or not read), and what
+    `capture.recover` did (None: nothing was missing)."""
     from precompact.local import capture, snapshot
 
-    try:
-        session, read = _read_session(payload, loaded, capture.RECOVERED_TRIGGER, agent)
-    except NoTranscript as e:  # nothing to recover from: the summary is kept, the brief given
-        log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
-        return None, None
-    try:
-        recovered = capture.recover(layer_1(loaded), session, lock_wait_left(until))
-    except snapshot.Unvouched as e:  # said in the error log; the session start still gets its brief
-        log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
-        return read, None
+    with contextlib.ExitStack() as reading:
+        try:
+            session, read = reading.enter_context(_reading_session(payload, loaded, capture.RECOVERED_TRIGGER, agent))
+        except NoTranscript as e:  # nothing to recover from: the summary is kept, the brief given
+            log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
+            return None, None
+        summary = read.summary if read else None
+        try:
+            recovered = capture.recover(layer_1(loaded), session, lock_wait_left(until))
+        except snapshot.Unvouched as e:  # said in the error log; the session start still gets its brief
+            log_failure(loaded.root, _text(payload, "hook_event_name") or "hook", str(e))
+            return summary, None
     if recovered is not None:
         _start_worker(loaded, payload)
-    return read, recovered
+    return summary, recovered
 
 
 def _brief_delivered(index: savepoint_log.IndexRead, instance: str, sequence: int, session_id: str) -> bool:

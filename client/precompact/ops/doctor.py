@@ -26,6 +26,8 @@ PROBE_SECONDS = 20.0
 PRECOMPACT_MISSED = ((2, 1, 105), (2, 1, 114))
 CLEANUP_PERIOD_DAYS = 30  # Claude Code's default cleanupPeriodDays
 WARNING_DAYS = 7
+# The sessions check where Claude Code's folder is not known: why, and the fix, are the hooks check's.
+SESSIONS_NOT_CHECKED = "not checked: Claude Code's sessions are in its folder, which is not known here (the hooks check says why and the fix)"
 MIN_LAMPORTS = 10_000_000  # rent of a first record and fees for a while
 
 
@@ -559,10 +561,14 @@ def _unindexed(loaded: configuration.Config) -> Check:
 
 
 def _expiring(loaded: configuration.Config, home: Path) -> Check:
-    """Sessions Claude Code deletes within a week that no savepoint holds as they are."""
-    period = agent_settings.outside_object(agent_settings.settings_path("user", loaded.root, home)).get(
-        "cleanupPeriodDays", CLEANUP_PERIOD_DAYS
-    )
+    """Sessions Claude Code deletes within a week that no savepoint holds as they are. Where
+    Claude Code's folder is not known, not checked, in words of its own: the hooks check above
+    gives the reason and its fix once."""
+    try:
+        user_settings = agent_settings.settings_path("user", loaded.root, home)
+    except user_roots.ClaudeFolderUnknown:
+        return Check("sessions", False, SESSIONS_NOT_CHECKED)
+    period = agent_settings.outside_object(user_settings).get("cleanupPeriodDays", CLEANUP_PERIOD_DAYS)
     if not isinstance(period, int):
         period = CLEANUP_PERIOD_DAYS
     from precompact.transcript import conversation

@@ -15,6 +15,7 @@ from its database, opened read-only).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -128,11 +129,22 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
 def _one_of(loaded: configuration.Config, agent: str, session_file: Path, named: str | None = None) -> Imported:
     """`_one` for a Codex CLI or Gemini CLI session file, or session `named` of OpenCode's
     database `session_file`."""
-    try:
-        read = agents.read(agent, loaded.logs, str(session_file), named)
-    except OSError as e:
-        reason = f"cannot read it: {e.strerror or e}"
-        return Imported(named or session_file.stem, session_file, 0, FAILED, reason=reason)
+    from precompact.local import registry
+
+    kept = registry.keeps_outside(loaded.root)  # a forgotten project's document lasts the savepoint only
+    with contextlib.ExitStack() as reading:
+        try:
+            read = reading.enter_context(agents.reading(agent, loaded.logs, str(session_file), named, kept=kept))
+        except OSError as e:
+            reason = f"cannot read it: {e.strerror or e}"
+            return Imported(named or session_file.stem, session_file, 0, FAILED, reason=reason)
+        return _save_document(loaded, agent, session_file, named, read)
+
+
+def _save_document(
+    loaded: configuration.Config, agent: str, session_file: Path, named: str | None, read: agents.Read
+) -> Imported:
+    """`_one_of`'s savepoint of the document `read`, while it is open."""
     session_id = read.session_id or named or session_file.stem
     said = conversation.last_said(Path(read.transcript_path))
     if said is None:

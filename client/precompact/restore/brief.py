@@ -384,7 +384,7 @@ def _whose(s, session_id: str | None, now: datetime | None) -> str:
     """What the savepoint holds, and for a reader other than its session, whose (its id as a
     JSON string: the index is input too) and when."""
     saved = s.session_id
-    if s.recovered:
+    if s.recovered_from_transcript:
         held = "the conversation before compaction, recovered from the transcript after it (PreCompact had not saved it all)."
     else:
         held = (

@@ -77,6 +77,68 @@ def read(agent: str, logs: Path, session_file: str, session_id: str | None = Non
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
 
 
+# Where a document held by no name lives while a savepoint reads it (`held`): this process's own
+# descriptor of it. Read by path (the snapshot opens its transcript by path), never kept: a queue
+# entry naming one is read again from its session file (local/snapshot._read_again).
+HELD_PREFIX = "/proc/self/fd/"
+
+
+@contextlib.contextmanager
+def reading(agent: str, logs: Path, session_file: str, session_id: str | None, *, kept: bool) -> Iterator[Read]:
+    """`read` (the document kept in `documents_dir(logs)`) when `kept`, else `held`: the
+    document for the block's length only. The caller decides which (local/registry.keeps_outside)."""
+    if kept:
+        yield read(agent, logs, session_file, session_id)
+        return
+    with held(agent, session_file, session_id) as document:
+        yield document
+
+
+@contextlib.contextmanager
+def held(agent: str, session_file: str, session_id: str | None = None) -> Iterator[Read]:
+    """`read` for a project whose savepoints keep nothing outside it (forgotten on this machine:
+    local/registry.keeps_outside): the document is written to an anonymous file of this process
+    (no name in any directory, so neither a crash nor a kill leaves it behind), read through its
+    descriptor, and gone when the block ends. Nothing is written under the state directory: no
+    document, no read position, no lock. Not for Claude Code, whose transcript is the document.
+    ValueError for an agent it is not."""
+    document = _whole(agent, Path(session_file), session_id)
+    import tempfile  # only here: it imports shutil and random, which no kept read needs
+
+    with tempfile.TemporaryFile() as anonymous:
+        anonymous.write(document.data)
+        anonymous.flush()
+        yield Read(f"{HELD_PREFIX}{anonymous.fileno()}", document.version, document.summary, document.session_id)
+
+
+def is_held(transcript_path: str | None) -> bool:
+    """Whether `transcript_path` names a document `held` made (gone once its block ended)."""
+    return bool(transcript_path) and str(transcript_path).startswith(HELD_PREFIX)
+
+
+def _whole(agent: str, source: Path, session_id: str | None):
+    """The document of the session file `source`, read whole (no read position kept): the agent
+    reader's own result, with its data, version, summary and session id."""
+    if agent == CODEX:
+        from precompact.transcript import codex
+
+        return codex.read(source)
+    if agent == GEMINI:
+        from precompact.transcript import gemini
+
+        return gemini.read(source)
+    if agent == OPENCODE:
+        from precompact.transcript import opencode
+
+        if not session_id:
+            raise FileNotFoundError(f"no OpenCode session named to read from {source}")
+        try:
+            return opencode.read(source, session_id)
+        except LookupError as e:
+            raise FileNotFoundError(str(e)) from None
+    raise ValueError(f"unknown agent {agent!r}")
+
+
 def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
     """An OpenCode session's document, written whole (OpenCode rewrites its parts in place)."""
     from precompact.transcript import opencode

@@ -193,6 +193,25 @@ def settle(path: Path, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
         time.sleep(_SETTLE_STEP_SECONDS)
 
 
+def whole_lines_end(path: Path) -> int:
+    """Where the transcript's last whole line ends (a line still being written is not read)."""
+    try:
+        with session_file.open_read(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            step = 1 << 16
+            position = size
+            while position > 0:
+                low = max(position - step, 0)
+                f.seek(low)
+                newline = f.read(position - low).rfind(b"\n")
+                if newline != -1:
+                    return low + newline + 1
+                position = low
+    except OSError:
+        return 0
+    return 0
+
+
 def _count(value) -> int:
     if not isinstance(value, int) or value < 0:
         raise TypeError(f"{value!r} is not a count")
