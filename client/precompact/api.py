@@ -507,6 +507,14 @@ def render_dropped(found: Dropped) -> str:
 # --- The hook's events (ops.compaction); `payload` is the event as the agent sent it ------------
 
 
+def subagent_session(payload: dict, agent: str) -> str | None:
+    """Why the session a hook event names is a subagent's and not one of the user's (None when
+    it is the user's): its events do nothing."""
+    from precompact.ops import compaction
+
+    return compaction.subagent_session(payload, agent)
+
+
 def on_pre_compact(config: Config, payload: dict, agent: str) -> str:
     """PreCompact: Layer 1 of a savepoint (the worker does the rest); returns the note for
     Claude Code's summariser ("" for none)."""

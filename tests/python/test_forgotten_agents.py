@@ -200,3 +200,23 @@ def test_a_savepoint_queued_in_a_forgotten_project_is_written_from_its_session_f
     assert not queue_entries(project) and [e["trigger"] for e in created(project)] == ["manual", "session_end"]
     assert "Count the okapi herd." in precompact(project.path, "recall", "okapi").stdout
     assert outside(tmp_path) == before
+
+
+@pytest.mark.parametrize("by_path", [True, False], ids=["/proc names descriptors", "no /proc (macOS)"])
+def test_a_held_document_is_read_by_path_and_gone_after_where_or_not_the_system_names_descriptors(
+    tmp_path, monkeypatch, by_path
+):
+    from precompact.transcript import agents
+
+    monkeypatch.setattr(agents, "_descriptors_by_path", lambda: by_path)
+    rollout = codex_session(tmp_path, tmp_path / "project")
+    with agents.held(agents.CODEX, str(rollout), None) as document:
+        path = Path(document.transcript_path)
+        assert agents.is_held(document.transcript_path)
+        assert WORD in path.read_text(encoding="utf-8")
+        assert path.read_bytes() == path.read_bytes()  # each open reads from the start
+        if not by_path:
+            assert path.stat().st_mode & 0o077 == 0
+    assert not by_path or str(path).startswith(agents.HELD_PREFIX)
+    assert by_path or not path.exists()
+    assert not agents.is_held(str(rollout)) and not agents.is_held(None)

@@ -92,6 +92,9 @@ NOTHING_TO_DO = {
 # precompact's plugin): a line for the user goes on stderr there, never stdout.
 COMPACTION_STDOUT_TO_MODEL = (CLAUDE, OPENCODE)
 
+# The events that save from the session the event names (a savepoint, or one recovered).
+SAVED_FROM_THE_SESSION = ("PreCompact", "PostCompact")
+
 # The events that give a compacted session what its summary left out (ops/addendum.py).
 AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
 
@@ -208,7 +211,17 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         # one for a string cut inside an emoji), which no snapshot or index line can hold: it is
         # repaired here, as the transcript readers repair theirs, before any handler sees it.
         repaired = outside_json.repaired(payload)
-        result = _handlers(agent)[event](repaired, configuration.load(root), agent)
+        loaded = configuration.load(root)
+        # A subagent's session (OpenCode's child session) is not the user's: what it says is the
+        # task another model wrote, and the user's own session holds its outcome. Asked where a
+        # savepoint would be made from it; with none made, no brief is ever its to be given (a
+        # session is briefed after a compaction with its own savepoint only), and the brief's
+        # events are spared the reader's imports (docs/performance.md).
+        subagent = api.subagent_session(repaired, agent) if event in SAVED_FROM_THE_SESSION else None
+        if subagent:
+            result = HookResult(stderr=f"precompact hook: {subagent}; nothing done")
+        else:
+            result = _handlers(agent)[event](repaired, loaded, agent)
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here

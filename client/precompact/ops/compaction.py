@@ -170,6 +170,21 @@ def _check_transcript(payload: dict) -> None:
         raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({e.strerror})") from None
 
 
+def subagent_session(payload: dict, agent: str) -> str | None:
+    """Why the session the event names is a subagent's (agents.subagent_session), or None: such a
+    session is no savepoint's, is given no brief, and its events do nothing."""
+    from precompact.transcript import agents
+
+    given, session_id = _text(payload, "transcript_path"), _text(payload, "session_id")
+    if not given:
+        return None
+    try:
+        _refuse_non_file(given)
+    except NoTranscript:
+        return None  # the event's handler says so
+    return agents.subagent_session(agent, given, session_id)
+
+
 def _refuse_non_file(given: str) -> None:
     """NoTranscript when the session file an event names is not one any reader may open
     (boundary/session_file.py: a FIFO, a device, a directory, a file the kernel makes up as it is

@@ -78,9 +78,14 @@ def read(agent: str, logs: Path, session_file: str, session_id: str | None = Non
 
 
 # Where a document held by no name lives while a savepoint reads it (`held`): this process's own
-# descriptor of it. Read by path (the snapshot opens its transcript by path), never kept: a queue
-# entry naming one is read again from its session file (local/snapshot._read_again).
+# descriptor of it, where the system names descriptors by path (Linux's /proc). Read by path (the
+# snapshot opens its transcript by path), never kept: a queue entry naming one is read again from
+# its session file (local/snapshot._read_again).
 HELD_PREFIX = "/proc/self/fd/"
+# Elsewhere (macOS has no /proc, and its /dev/fd/N shares the writer's file offset): a private
+# temporary file of that name's prefix in the system's temporary directory, removed when the
+# block ends (a kill can leave it there, never under the state directory or the project).
+HELD_NAME_PREFIX = "precompact-held-"
 
 
 @contextlib.contextmanager
@@ -105,15 +110,33 @@ def held(agent: str, session_file: str, session_id: str | None = None) -> Iterat
     document = _whole(agent, Path(session_file), session_id)
     import tempfile  # only here: it imports shutil and random, which no kept read needs
 
-    with tempfile.TemporaryFile() as anonymous:
-        anonymous.write(document.data)
-        anonymous.flush()
-        yield Read(f"{HELD_PREFIX}{anonymous.fileno()}", document.version, document.summary, document.session_id)
+    if _descriptors_by_path():
+        with tempfile.TemporaryFile() as anonymous:
+            anonymous.write(document.data)
+            anonymous.flush()
+            yield Read(f"{HELD_PREFIX}{anonymous.fileno()}", document.version, document.summary, document.session_id)
+        return
+    with tempfile.NamedTemporaryFile(prefix=HELD_NAME_PREFIX, suffix=".jsonl") as named:  # mode 0600
+        named.write(document.data)
+        named.flush()
+        yield Read(named.name, document.version, document.summary, document.session_id)
+
+
+def _descriptors_by_path() -> bool:
+    return os.path.isdir(HELD_PREFIX)
 
 
 def is_held(transcript_path: str | None) -> bool:
     """Whether `transcript_path` names a document `held` made (gone once its block ended)."""
-    return bool(transcript_path) and str(transcript_path).startswith(HELD_PREFIX)
+    if not transcript_path:
+        return False
+    path = str(transcript_path)
+    if path.startswith(HELD_PREFIX):
+        return True
+    import tempfile
+
+    folder, _, name = path.rpartition(os.sep)
+    return name.startswith(HELD_NAME_PREFIX) and folder == tempfile.gettempdir()
 
 
 def _whole(agent: str, source: Path, session_id: str | None):
@@ -151,6 +174,24 @@ def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
         raise FileNotFoundError(str(e)) from None
     private_file.replace(_with_suffix(name, ".jsonl"), document.data)
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
+
+
+def subagent_session(agent: str, session_file: str, session_id: str | None) -> str | None:
+    """Why the session an event of `agent` names is a subagent's, not one of the user's (None
+    when it is the user's, or when that cannot be read: the event's handler reads it and says
+    why). OpenCode's child sessions are; Codex runs no hook in a subagent's thread (observed with
+    0.171.0), and import leaves those threads out (codex.subagent_thread)."""
+    if agent != OPENCODE or not session_id:
+        return None
+    from precompact.transcript import opencode
+
+    try:
+        parent = opencode.parent_of(Path(session_file), session_id)
+    except OSError:
+        return None
+    if parent is None:
+        return None
+    return f"OpenCode's session {session_id} is a subagent's child session of {parent}, not one of the user's"
 
 
 def documents_dir(logs: Path) -> Path:

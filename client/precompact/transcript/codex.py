@@ -7,8 +7,8 @@ model saw and said: messages, `reasoning`, `function_call` / `function_call_outp
 `custom_tool_call` / `custom_tool_call_output`) and `compacted` (a compaction: its summary
 `message` and the `replacement_history` the next request starts from).
 
-Each record becomes exactly one entry, in order, so that a rollout that grows gives a document
-that grows (the snapshot's incremental read and the compaction recovery rely on that): the
+Each record becomes one entry, in order, so that a rollout that grows gives a document that
+grows (the snapshot's incremental read and the compaction recovery rely on that): the
 conversation as Claude Code's transcript shapes it (`type` user/assistant, `message.content`
 blocks text / thinking / tool_use / tool_result, `uuid`, `timestamp`), the rest as entries of
 type `codex.<record type>` that say nothing. Every entry keeps its record whole as
@@ -17,6 +17,18 @@ rollout back. Codex's own text around the conversation (the environment context,
 hook-injected context, the compaction's summary answer) is flagged `isMeta` or
 `isCompactSummary`, as Claude Code's own entries are; a `compacted` record becomes a
 `compact_boundary` system entry, which is how local/capture.py finds a compaction.
+
+A user message is read item by item, by the kind and provenance Codex records for each
+(`content_item_kinds`, `content_item_metadata[i].provenance`): only a `user.text` item of the
+user's provenance is what the user typed, less the tags Codex puts around an attached image
+(items of their own, marked the user's) and the `<stdin>` block it appends to the prompt when
+input is piped to `codex exec`. What else the message holds (that block, an image's tags,
+Codex's own items) follows it as an `isMeta` entry of its own, searchable and never the user's
+(that entry carries no record: the message's own entry keeps it whole).
+
+A thread Codex started for a subagent (`spawn_agent`, `codex exec review`) is not one of the
+user's sessions: its `session_meta` says so (`subagent_thread`), its first user message is the
+text the parent model or Codex's review preset wrote, and `sessions_in` leaves it out.
 """
 
 from __future__ import annotations
@@ -38,6 +50,14 @@ AGENT = "codex"
 # The text Codex puts in user messages that no user typed.
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md", "<turn_aborted>")
 _SUMMARY_PREFIX_END = "assist with your own analysis:\n"
+# `codex exec` appends what is piped to it to the prompt's own item: "If stdin is piped and a
+# prompt is also provided, stdin is appended as a `<stdin>` block" (its --help).
+_STDIN_BLOCK = re.compile(r"\n\n<stdin>\n.*\n</stdin>\Z", re.DOTALL)
+# The tags Codex puts around an image the user attached, as items of the user's kind and
+# provenance of their own (`<image name=[Image #1] path="…">`, then `</image>`).
+_IMAGE_TAG = re.compile(r'<image name=\[Image #\d+\](?: path="[^"\n]*")?>|</image>')
+# What a user message's item is when it is the user's: its kind and its provenance's type.
+_USER_KIND, _USER_PROVENANCE = "user.text", "user"
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
 
 
@@ -89,7 +109,7 @@ def read_from(raw: bytes, start: int) -> Document:
         if not isinstance(record, dict):
             lines.append(line + b"\n")  # kept as it is: the snapshot stores it as an unparsed line
             continue
-        entry = entry_of(record, at)
+        entries = entries_of(record, at)
         payload: dict = record["payload"] if isinstance(record.get("payload"), dict) else {}
         if record.get("type") == "session_meta":
             version = _text(payload.get("cli_version")) or version
@@ -98,22 +118,25 @@ def read_from(raw: bytes, start: int) -> Document:
             # Codex prefixes the summary with words for the next model ("Another language model
             # started to solve this problem ... to assist with your own analysis:").
             summary = payload["message"].split(_SUMMARY_PREFIX_END, 1)[-1].strip()
-        lines.append(orjson.dumps(entry) + b"\n")
+        lines += [orjson.dumps(entry) + b"\n" for entry in entries]
     return Document(lines, consumed, version, thread_id, summary)
 
 
-def entry_of(record: dict, offset: int) -> dict:
-    """The entry one rollout record becomes (`offset`: where its line starts, which marks a
-    record without ordinal)."""
+def entries_of(record: dict, offset: int) -> list[dict]:
+    """The entries one rollout record becomes (`offset`: where its line starts, which marks a
+    record without ordinal): one, but for a user message holding more than the user's text,
+    whose rest follows it as an `isMeta` entry."""
     kind = record.get("type")
     payload = record["payload"] if isinstance(record.get("payload"), dict) else {}
     ordinal = record.get("ordinal")
     mark = f"codex:{ordinal if isinstance(ordinal, int) else f'@{offset}'}"
     base = {"uuid": mark, "timestamp": record.get("timestamp"), "agent_record": record}
     if kind == "compacted":
-        return {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
+        return [
+            {"type": "system", "subtype": "compact_boundary", "content": _text(payload.get("message")) or "", **base}
+        ]
     if kind != "response_item":
-        return {"type": f"codex.{kind}", **base}
+        return [{"type": f"codex.{kind}", **base}]
     item = payload.get("type")
     metadata = record["metadata"] if isinstance(record.get("metadata"), dict) else {}
     if item == "message":
@@ -121,19 +144,17 @@ def entry_of(record: dict, offset: int) -> dict:
     if item == "reasoning":
         summary = [s.get("text") for s in payload.get("summary") or [] if isinstance(s, dict)]
         thinking = "\n".join(t for t in summary if isinstance(t, str))
-        return {
-            "type": "assistant",
-            "message": _said("assistant", [{"type": "thinking", "thinking": thinking}]),
-            **base,
-        }
+        return [
+            {"type": "assistant", "message": _said("assistant", [{"type": "thinking", "thinking": thinking}]), **base}
+        ]
     if item in ("function_call", "custom_tool_call", "local_shell_call"):
-        return {"type": "assistant", "message": _said("assistant", [_tool_use(payload)]), **base}
+        return [{"type": "assistant", "message": _said("assistant", [_tool_use(payload)]), **base}]
     if item in ("function_call_output", "custom_tool_call_output"):
-        return {"type": "user", "message": _said("user", [_tool_result(payload)]), **base}
-    return {"type": f"codex.{item}", **base}
+        return [{"type": "user", "message": _said("user", [_tool_result(payload)]), **base}]
+    return [{"type": f"codex.{item}", **base}]
 
 
-def _message(payload: dict, metadata: dict, base: dict) -> dict:
+def _message(payload: dict, metadata: dict, base: dict) -> list[dict]:
     role = payload.get("role")
     texts = [c.get("text") for c in payload.get("content") or [] if isinstance(c, dict)]
     text = "\n".join(t for t in texts if isinstance(t, str))
@@ -141,23 +162,66 @@ def _message(payload: dict, metadata: dict, base: dict) -> dict:
         entry = {"type": "assistant", "message": _said("assistant", [{"type": "text", "text": text}]), **base}
         if metadata.get("compaction_output") is True:
             entry["isCompactSummary"] = True  # the compaction's answer: Codex's summary, not a turn
-        return entry
+        return [entry]
     if role == "user":
-        entry = {"type": "user", "message": _said("user", [{"type": "text", "text": text}]), **base}
-        if _injected(payload, text):
-            entry["isMeta"] = True
-        return entry
+        typed, rest = _user_items(payload)
+        if not typed or typed.lstrip().startswith(_CONTEXT_PREFIXES):
+            return [
+                {"type": "user", "message": _said("user", [{"type": "text", "text": text}]), "isMeta": True, **base}
+            ]
+        entry = {"type": "user", "message": _said("user", [{"type": "text", "text": typed}]), **base}
+        if not rest:
+            return [entry]
+        # The record stays with the message's own entry only: `resurrect --uncompact` writes it once.
+        codexs = {"type": "user", "message": _said("user", [{"type": "text", "text": rest}]), "isMeta": True}
+        return [entry, {**codexs, "uuid": f"{base['uuid']}:attached", "timestamp": base["timestamp"]}]
     # developer (the system prompt and its updates) and any other role: Codex's, not said.
-    return {"type": "system", "subtype": f"codex_{role}_message", "content": text, **base}
+    return [{"type": "system", "subtype": f"codex_{role}_message", "content": text, **base}]
 
 
-def _injected(payload: dict, text: str) -> bool:
-    """Whether a user message is Codex's (environment, instructions, a hook's context)."""
+def _user_items(payload: dict) -> tuple[str, str]:
+    """A user message's text split in two: what the user typed (its `user.text` items of the
+    user's provenance, less an image's tags and a piped `<stdin>` block) and the rest (those, and
+    Codex's own items). A message whose items' kinds Codex does not record (versions before it
+    did) is the user's whole; one whose kinds or provenances do not line up with its items is
+    none of it."""
+    items = [c for c in payload.get("content") or [] if isinstance(c, dict)]
+    texts = [t if isinstance(t := c.get("text"), str) else "" for c in items]
     passthrough = payload.get("internal_chat_message_metadata_passthrough")
-    kinds = passthrough.get("content_item_kinds") if isinstance(passthrough, dict) else None
-    if isinstance(kinds, list) and kinds and all(isinstance(k, str) and k != "user.text" for k in kinds):
-        return True
-    return text.lstrip().startswith(_CONTEXT_PREFIXES)
+    passthrough = passthrough if isinstance(passthrough, dict) else {}
+    kinds = passthrough.get("content_item_kinds")
+    if kinds is None:
+        return _without_stdin(texts)
+    metadata = passthrough.get("content_item_metadata")
+    if not isinstance(kinds, list) or len(kinds) != len(items):
+        return "", "\n".join(t for t in texts if t)
+    if metadata is not None and (not isinstance(metadata, list) or len(metadata) != len(items)):
+        return "", "\n".join(t for t in texts if t)
+    theirs = [
+        kinds[i] == _USER_KIND
+        and (metadata is None or _provenance(metadata[i]) == _USER_PROVENANCE)
+        and not _IMAGE_TAG.fullmatch(texts[i])
+        for i in range(len(items))
+    ]
+    typed, stdin = _without_stdin([t for t, mine in zip(texts, theirs, strict=True) if mine])
+    rest = [t for t, mine in zip(texts, theirs, strict=True) if not mine and t]
+    return typed, "\n".join([*rest, stdin] if stdin else rest)
+
+
+def _without_stdin(texts: list[str]) -> tuple[str, str]:
+    """The user's items joined, and the `<stdin>` block Codex appended to the last (or "")."""
+    if not texts:
+        return "", ""
+    piped = _STDIN_BLOCK.search(texts[-1])
+    if piped is None:
+        return "\n".join(t for t in texts if t), ""
+    kept = [*texts[:-1], texts[-1][: piped.start()]]
+    return "\n".join(t for t in kept if t), piped.group().strip()
+
+
+def _provenance(item: object) -> object:
+    provenance = item.get("provenance") if isinstance(item, dict) else None
+    return provenance.get("type") if isinstance(provenance, dict) else None
 
 
 def _said(role: str, content: list[dict]) -> dict:
@@ -217,11 +281,12 @@ class Unlisted:
 
 
 def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
-    """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where),
-    oldest first, and those whose `session_meta` could not be read or whose day's folder could
-    not be listed (an empty rollout, which Codex has just made, holds nothing yet and is not
-    listed). None when Codex keeps no sessions folder; a PrecompactError naming it when it
-    cannot be listed (which threads are this project's is then not known)."""
+    """The rollouts of threads Codex ran in `root` or below it (their `session_meta` says where)
+    for the user (a subagent's thread is not listed: `subagent_thread`), oldest first, and those
+    whose `session_meta` could not be read or whose day's folder could not be listed (an empty
+    rollout, which Codex has just made, holds nothing yet and is not listed). None when Codex
+    keeps no sessions folder; a PrecompactError naming it when it cannot be listed (which
+    threads are this project's is then not known)."""
     found: list[Path | Unlisted] = []
     for rollout in _rollouts(codex_home / "sessions"):
         if isinstance(rollout, Unlisted):
@@ -249,9 +314,25 @@ def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
             continue
         payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        if conversation.ran_within(cwd, root):
+        if conversation.ran_within(cwd, root) and not subagent_thread(payload):
             found.append(rollout)
     return sorted(found, key=_age)
+
+
+def subagent_thread(session_meta: object) -> bool:
+    """Whether a rollout's `session_meta` payload is a thread Codex started for a subagent
+    (`spawn_agent`: `source.subagent.thread_spawn`; `codex exec review`: `source.subagent:
+    "review"`), not one the user started: it says so by `thread_source` (anything but "user"), a
+    `source` that is not a plain name, or a `parent_thread_id`. Versions that write none of the
+    three wrote no subagent threads either."""
+    if not isinstance(session_meta, dict):
+        return False
+    thread_source = session_meta.get("thread_source")
+    return (
+        (thread_source is not None and thread_source != "user")
+        or not isinstance(session_meta.get("source"), str | None)
+        or session_meta.get("parent_thread_id") is not None
+    )
 
 
 def _rollouts(sessions: Path) -> list[Path | Unlisted]:

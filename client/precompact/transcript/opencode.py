@@ -11,6 +11,12 @@ message with `summary: true` is a compaction's summary) and `part` (`id`, `messa
 nothing: it adds a user message holding a `compaction` part, the summary message and, when
 automatic, a synthetic "Continue" message.
 
+A session with a `parent_id` is a child session: OpenCode runs a subagent there (a `task` the
+model delegates, a command with `subtask: true`), and its first user text is the task the parent
+model or the command's template wrote, never the user's words. It is a sidechain of the user's
+session, never a session of its own: `sessions_in` leaves it out, `read` refuses it (`Sidechain`),
+and `parent_of` tells precompact's plugin's hook to do nothing for it.
+
 The database is opened read-only and only this session's rows are read, in id order. Each part
 becomes one entry, shaped as Claude Code's transcript (user and assistant text, thinking, a tool
 part as a `tool_use` entry and, once it ran, a `tool_result` entry; a `compaction` part as a
@@ -50,6 +56,14 @@ class Unreadable(OSError):
     """The database cannot be read as OpenCode's (not SQLite, not its tables, locked too long)."""
 
 
+class Sidechain(LookupError):
+    """The session asked for is a child session (a subagent's), not one of the user's."""
+
+
+# Which sessions are the user's own: not a child session, which OpenCode runs a subagent in.
+_THE_USERS = "parent_id IS NULL"
+
+
 @dataclass(frozen=True)
 class Document:
     """A session read whole: its entries (one JSON line each), OpenCode's version, the session
@@ -78,12 +92,24 @@ def database(environ: dict[str, str] | None = None, home: Path | None = None) ->
 def read(path: Path, session_id: str) -> Document:
     """The session `session_id` of the database at `path`; Unreadable (an OSError) when the
     database cannot be read, FileNotFoundError when it is not there, LookupError when it holds
-    no such session."""
+    no such session (Sidechain when it is a child session)."""
     with _opened(path) as db:
-        row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)} FROM session WHERE id = ?", (session_id,))
+        row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)}, {_THE_USERS} FROM session WHERE id = ?", (session_id,))
         if row is None:
             raise LookupError(f"OpenCode's database holds no session {session_id}")
-        return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row, strict=True))))
+        if row[-1] != 1:
+            raise Sidechain(f"OpenCode's session {session_id} is a subagent's child session, not one of the user's")
+        return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row[:-1], strict=True))))
+
+
+def parent_of(path: Path, session_id: str) -> str | None:
+    """The session whose child session `session_id` is (a subagent's), None when it is the
+    user's own or the database holds no such session; OSError when it cannot be read."""
+    with _opened(path) as db:
+        row = _one(db, f"SELECT parent_id, {_THE_USERS} FROM session WHERE id = ?", (session_id,))
+    if row is None or row[1] == 1:
+        return None
+    return row[0] if isinstance(row[0], str) else repr(row[0])
 
 
 def sessions_in(root: Path, path: Path) -> list[str]:
@@ -92,7 +118,7 @@ def sessions_in(root: Path, path: Path) -> list[str]:
     (which sessions are this project's is then not known)."""
     try:
         with _opened(path) as db:
-            rows = _rows(db, "SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created, id", ())
+            rows = _rows(db, f"SELECT id, directory FROM session WHERE {_THE_USERS} ORDER BY time_created, id", ())
             return [sid for sid, directory in rows if isinstance(sid, str) and conversation.ran_within(directory, root)]
     except FileNotFoundError:
         return []
