@@ -184,6 +184,35 @@ def test_an_entry_another_writer_wrote_while_this_one_waited_is_not_written_twic
     assert savepoint_log.savepoints(project.logs) == []
 
 
+def test_a_compaction_s_session_start_writes_its_queued_savepoint_past_an_entry_that_is_no_file_and_briefs_it(
+    tmp_path,
+):
+    """SessionStart(compact) writes what PreCompact queued within its own wait, through the same
+    writer as the worker: a planted entry ahead of it (a link) neither stops it nor is followed,
+    and is left to the worker, which removes it with a line in its log (a hook has none); the
+    session is briefed with the savepoint it wrote, which holds the compaction."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    snapshot.create_savepoint(settings, session_of(project, transcript))
+    said_more(transcript, "SECOND-COMPACTION-MARKER")
+    planted = plant(project.logs / snapshot.QUEUE_DIR, "symlink")
+    snapshot.queue(settings, session_of(project, transcript))  # PreCompact, the lock busy then
+    loaded = configuration.load(project.path)
+    start = payload("SessionStart", project.path, transcript, session_id=SESSION, source="compact")
+
+    context = api.on_session_start(loaded, start, "claude")
+
+    assert context is not None and context.startswith("[precompact] Restored from savepoint 2 of"), context
+    saved = savepoint_log.savepoints(project.logs)
+    assert [(s.sequence, s.recovered) for s in saved] == [(1, None), (2, savepoint_log.QUEUED_REASON)]
+    assert queue_names(project) == [planted.name] and (tmp_path / "p" / "outside.json").exists()
+    done = compaction.write_queued(loaded)
+    assert (done.savepoints, done.left) == (0, 0) and queue_names(project) == []
+    [note] = done.notes
+    assert note.startswith(f"queue entry logs/{snapshot.QUEUE_DIR}/{planted.name} removed unread: "), note
+
+
 def test_a_compaction_whose_savepoint_is_queued_is_recovered_once_and_told_so_never_briefed_with_the_previous(
     tmp_path, monkeypatch
 ):
