@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from precompact.restore.uncompact import Uncompacted
     from precompact.transcript.conversation import Recent
     from precompact.verifier import team, verdicts
-    from precompact.verifier.verify import Report
+    from precompact.verifier.verify import Lacking, Report
 
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
@@ -165,9 +165,9 @@ def savepoint_branch(config: Config) -> str:
     return gitstore.instance_branch(config.branch, config.instance)
 
 
-def lacking(config: Config) -> list[str]:
+def lacking(config: Config) -> Lacking:
     """The snapshots the savepoint branch holds (here, or as last fetched: no network) that
-    logs/ lacks; `precompact restore` brings them back."""
+    logs/ lacks, and what logs/ holds that the branch lacks (`verifier.verify.Lacking`)."""
     from precompact.verifier import verify as verification
 
     return verification.lacking(config, savepoint_log.savepoints(config.logs))
@@ -176,10 +176,7 @@ def lacking(config: Config) -> list[str]:
 def lacking_notice(config: Config) -> str | None:
     """What `status`, `recall`, `resurrect` and `uncompact` say when logs/ lacks savepoints the
     remote holds (None when it lacks none)."""
-    from precompact.verifier import verify as verification
-
-    missing = lacking(config)
-    return verification.lacking_notice(len(missing)) if missing else None
+    return lacking(config).notice
 
 
 def log_line(message: str) -> str:

@@ -8,6 +8,7 @@ Each test runs the real binary as the user would: savepoint, flush, verify, resu
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -198,3 +199,32 @@ def test_precompacts_git_directory_is_private_and_outside_the_project(tmp_path):
     assert (directory.parent.stat().st_mode & 0o777) == 0o700
     config = (directory / "config").read_text()
     assert str(project.path) not in config and "hooksPath" not in config and "fsmonitor" not in config
+
+
+def test_a_push_that_fails_after_every_savepoint_landed_leaves_flush_queued_not_up_to_date(tmp_path):
+    """The remote holds every savepoint's commit but not the branch's tip here (an index-only
+    commit, the signatures the remote's copy verifies by elsewhere; a push cut on silence leaves
+    it so), and the push that would land it fails: flush says the newest savepoint is queued,
+    naming why (exit 3, `--json` state queued), never "up to date"; once the remote takes pushes
+    again, the next flush lands it (exit 0)."""
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    saved(project, tmp_path, "first")
+    assert precompact(project.path, "flush").returncode == 0
+    branch = f"refs/heads/{project.branch}"
+    tip = store_git(project.path, "rev-parse", branch).strip()
+    ahead = store_git(project.path, "commit-tree", f"{tip}^{{tree}}", "-p", tip, "-m", "index only").strip()
+    store_git(project.path, "update-ref", branch, ahead, tip)
+    lock = project.remote / f"{branch}.lock"  # the remote's ref locked: it lists, it refuses a push
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    try:
+        flushed = precompact(project.path, "flush", "--json")
+        assert flushed.returncode == EXIT_LAYER_PENDING, flushed.stdout + flushed.stderr
+        layer_2 = json.loads(flushed.stdout)["layer_2"]
+        assert layer_2["state"] == "queued", layer_2
+        assert layer_2["problem"].startswith("the remote holds its commit but not the index copy after it"), layer_2
+    finally:
+        lock.unlink()
+    landed = precompact(project.path, "flush")
+    assert landed.returncode == 0 and "✓ Layer 2: up to date" in landed.stdout, landed.stdout + landed.stderr
+    run_git(project.remote, "merge-base", "--is-ancestor", ahead, branch)  # fails the test unless it landed

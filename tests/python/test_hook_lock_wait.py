@@ -389,3 +389,37 @@ def test_a_hook_killed_writing_a_queued_savepoint_leaves_it_queued_for_the_next(
     [saved] = savepoint_log.savepoints(project.logs)
     assert (saved.sequence, saved.session_id, saved.trigger) == (1, before["session_id"], "auto")
     assert "Restored from savepoint 1 of" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_flush_while_a_savepoint_a_hook_queued_is_not_written_says_queued_and_exits_3(tmp_path, monkeypatch):
+    """A hook queued its savepoint (the index lock busy) and flush cannot write it either (the lock
+    still busy past its wait, shortened here): flush is not "up to date" while it waits (exit 3,
+    `--json` state queued on the layer, naming what writes it); once the lock is free, the next
+    flush writes it and pushes it (exit 0)."""
+    from precompact.local import snapshot
+    from support.commands import invoke
+
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
+    holder = index_lock(project)
+    try:
+        ended = precompact(project.path, "hook", stdin=payload("SessionEnd", project.path, transcript.path))
+        assert ended.returncode == 0, ended.stderr
+        assert len(queue_entries(project)) == 1
+        monkeypatch.chdir(project.path)
+        monkeypatch.setattr(snapshot, "QUEUED_LOCK_TIMEOUT_SECONDS", 0.2)
+        flushed = invoke("flush", "--json")
+        assert flushed.exit_code == 3, flushed.output
+        layer_2 = json.loads(flushed.stdout)["layer_2"]
+        assert layer_2["state"] == "queued", layer_2
+        assert layer_2["problem"].startswith("1 savepoint(s) a hook left queued (the index lock was busy)"), layer_2
+        assert "`precompact flush` writes them first" in layer_2["problem"], layer_2
+        said = invoke("flush")
+        assert said.exit_code == 3 and "… Layer 2: queued: 1 savepoint(s) a hook left queued" in said.output
+        assert len(queue_entries(project)) == 1, "the index lock is held: nothing wrote it"
+    finally:
+        holder.stop()
+    again = invoke("flush")
+    assert again.exit_code == 0 and "✓ Layer 2: up to date" in again.output, again.output
+    assert queue_entries(project) == []
+    assert [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"]

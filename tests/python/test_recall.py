@@ -151,6 +151,17 @@ def test_requests_recall_cannot_answer_are_one_line_naming_the_fix(history, args
     assert done.returncode != 0 and message in done.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("ref", ["1:" + "9" * 5_000, "1:2@" + "9" * 5_000, "9" * 20 + ":1", "1:²", "١:١"])
+def test_a_reference_whose_numbers_are_not_plain_short_numbers_is_a_usage_error(history, ref):
+    """review11b F3: more digits than Python converts (4,300) raised its ValueError past every
+    handler, a traceback and exit 1; docs/cli.md promises one line and exit 2. The line quotes
+    the start of the reference only."""
+    done = precompact(history.path, "show", ref)
+    said = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(said) == 1 and "is not an entry reference" in said[0], done.stderr[-500:]
+    assert len(said[0]) < 400
+
+
 def test_show_of_an_instance_it_has_no_savepoint_of_names_it_quoted(tmp_path):
     """review7a F2: the instance asked for (the MCP `show` passes the model's) is named in the
     error quoted when not of a name's plain shape, so it cannot speak for precompact."""

@@ -355,13 +355,11 @@ sys.exit(main())
 """
 
 
-def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_restore_says_so(project, tmp_path):
-    """review9b F1: restore compares with logs/ again under the index lock: the savepoint the
-    hook wrote meanwhile took sequence 1, so the remote's #1..#3 are kept out (not appended on top
-    of it, its layer lines saying "pushed" in a commit that does not hold it), their snapshots
-    written for nothing are removed, and the one line says how to keep both."""
-    from precompact.local import savepoint_log
-
+def _restore_while_a_save_lands(
+    project: Project, tmp_path: Path
+) -> tuple[Path, dict, Path, subprocess.CompletedProcess]:
+    """A second machine whose `restore` a savepoint interleaves (_RESTORE_WHILE_A_SAVE_LANDS):
+    the clone, its environment, the transcript saved meanwhile and restore's outcome (exit 1)."""
     clone, env = _second_machine(project, tmp_path)
     transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=clone, seed=11)
     restored = subprocess.run(
@@ -374,6 +372,71 @@ def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_resto
         check=False,
     )
     assert restored.returncode == 1, restored.stdout + restored.stderr
+    return clone, env, transcript.path, restored
+
+
+def test_after_restore_raced_a_save_every_command_names_the_step_that_joins_the_two_chains(project, tmp_path):
+    """After the race above, logs/ holds this machine's #1 and the remote #1..#3: restore keeps
+    them apart and flush never pushes over the remote's, so neither may send the user to the
+    other (a loop). flush, the worker, status and verify name the step that joins them, and
+    that step, followed, ends it: a second restore and a second flush change nothing more."""
+    from precompact.local import savepoint_log
+
+    clone, env, transcript, _ = _restore_while_a_save_lands(project, tmp_path)
+    two_chains = "the remote holds 3 savepoint(s) that logs/ lacks, and logs/ holds 1 that the remote lacks (#1): two chains of Trial #1"
+    flushed = precompact(clone, "flush", "--json", env=env)
+    assert flushed.returncode == 3, flushed.stderr
+    said = json.loads(flushed.stdout)["layer_2"]["problem"]
+    assert two_chains in said and savepoint_log.TWO_CHAINS_FIX in said, said
+    status = precompact(clone, "status", env=env)
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 4
+    for output in (
+        flushed.stderr,
+        status.stdout,
+        verify.stdout,
+        (clone / "logs" / "precompact-savepoint.jsonl").read_text(),
+    ):
+        assert "run `precompact restore`" not in output.replace(savepoint_log.TWO_CHAINS_FIX, ""), output
+    for output in (status.stdout, verify.stdout):
+        assert two_chains in output and savepoint_log.TWO_CHAINS_FIX in output, output
+    # The background worker, as a hook starts it: each retry it logs names the same step.
+    worker = subprocess.run(
+        [sys.executable, "-m", "precompact.edges.worker", str(clone)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+    retries = [line for line in worker.stdout.splitlines() if "queued, retrying" in line]
+    assert retries and all(two_chains in line for line in retries), worker.stdout + worker.stderr
+    assert "run `precompact restore`" not in worker.stdout.replace(savepoint_log.TWO_CHAINS_FIX, "")
+
+    # The step named: logs/ moved aside, the remote's chain restored whole, this machine's session saved on top.
+    shutil.move(clone / "logs", tmp_path / "logs-aside")
+    assert precompact(clone, "restore", env=env).returncode == 0
+    again = precompact(clone, "restore", "--json", env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["restored"] == [], again.stdout
+    saved = precompact(clone, "savepoint", "--transcript", str(transcript), "--json", env=env)
+    assert saved.returncode == 3 and json.loads(saved.stdout)["savepoint"]["sequence"] == 4, saved.stdout
+    for _ in range(2):
+        flushed = precompact(clone, "flush", env=env)
+        assert flushed.returncode == 0 and "✓ Layer 2: up to date" in flushed.stdout, flushed.stdout
+    status = precompact(clone, "status", env=env)
+    assert "logs/ lacks" not in status.stdout, status.stdout
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 0 and verify.stdout.startswith("✓ 4 savepoint(s) verified"), verify.stdout
+
+
+def test_a_savepoint_written_while_restore_fetches_keeps_its_own_lines_and_restore_says_so(project, tmp_path):
+    """review9b F1: restore compares with logs/ again under the index lock: the savepoint the
+    hook wrote meanwhile took sequence 1, so the remote's #1..#3 are kept out (not appended on top
+    of it, its layer lines saying "pushed" in a commit that does not hold it), their snapshots
+    written for nothing are removed, and the one line says how to keep both."""
+    from precompact.local import savepoint_log
+
+    clone, env, _, restored = _restore_while_a_save_lands(project, tmp_path)
     assert "✗ kept 3 savepoint(s) logs/ holds with other content than the remote's" in restored.stdout
     assert savepoint_log.TWO_CHAINS_FIX in restored.stdout
     lines = _index(clone / "logs")
@@ -514,6 +577,57 @@ def test_an_index_copy_at_the_tip_precompact_did_not_write_is_walked_past_and_ev
     assert again.returncode == 0 and again.stdout.startswith("✓ 4 savepoint(s) verified"), again.stdout
 
 
+@pytest.mark.parametrize("spoilt", ["garbage", "oversized", "deleted", "undecryptable", "sealed"])
+def test_resurrect_of_your_own_instance_on_a_new_machine_walks_past_a_spoilt_tip_as_restore_does(
+    project, tmp_path, spoilt
+):
+    """docs/cli.md: with logs/ holding none of your savepoints, `resurrect` reads your own branch
+    as `restore` does (verifier.team.own_index): past a tip index precompact did not write, to the
+    commit before, whose savepoints it checks against your key (verified); it says in one line
+    what it left out and where it read instead, and exits 1 as restore does."""
+    before = _remote_tip(project)
+    _rewrite_remote(project, tmp_path, _spoilt_tip(project, spoilt))
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    walked = f", so the tip's index was left out; restored instead from commit {before[:12]}: "
+
+    found = precompact(clone, "resurrect", "--json", env=env)
+    assert found.returncode == 1, found.stdout + found.stderr
+    document = json.loads(found.stdout)
+    assert document["left_out"].startswith(f"at {tip[:12]}, ") and walked in document["left_out"], document
+    assert (document["sequence"], document["intact"], document["verified"]) == (3, True, True), document
+    assert document["source"].endswith(f" at {before[:12]}"), document["source"]
+    said = precompact(clone, "resurrect", "--sequence", "2", env=env)
+    assert said.returncode == 1 and "Ready to resume work." in said.stdout, said.stdout + said.stderr
+    [line] = [line for line in said.stderr.splitlines() if line.startswith("✗")]
+    assert line == f"✗ {document['left_out']}", said.stderr
+    assert precompact(clone, "restore", env=env).returncode == found.returncode
+
+
+def test_resurrect_of_your_own_instance_with_none_of_your_index_behind_a_spoilt_tip_is_refused(
+    project, tmp_path, monkeypatch
+):
+    """As restore: with the walk cut to one commit, a tip whose index copy does not parse and no
+    index of yours behind it within the walk: one line naming where the walk stopped (exit 1)."""
+    from precompact.verifier import team
+
+    _rewrite_remote(project, tmp_path, {INDEX_COPY: _garbage_appended(project)})
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(team, "WALK", 1)
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused = invoke("resurrect")
+    assert refused.exit_code == 1, refused.output
+    assert f"branch {project.branch} at {tip[:12]}: line " in refused.output, refused.output
+    assert (
+        "none of the 1 commit(s) of its history that changed the index copy holds an index of your key's savepoints"
+        in refused.output
+    )
+    assert refused.output.rstrip().endswith("nothing was resurrected"), refused.output
+
+
 def test_a_branch_none_of_whose_history_holds_an_index_is_not_a_savepoint_branch(project, tmp_path):
     """review10 F3: the walk keeps "not a precompact savepoint branch" for a branch none of whose
     commits ever held an index copy (exit 1, nothing written)."""
@@ -539,13 +653,13 @@ def test_an_unreadable_tip_with_none_of_your_index_behind_it_within_the_walk_is_
     """review8 F3: with the walk cut to one commit, a tip whose index copy does not parse holds
     nothing to restore and the walk read no index of yours: the refusal (exit 1, nothing written)
     names `precompact restore --at COMMIT`, the commit before, which restores them."""
-    from precompact.ops import logs_restore
+    from precompact.verifier import team
 
     before = _remote_tip(project)
     _rewrite_remote(project, tmp_path, {"logs/precompact-savepoint.jsonl": _garbage_appended(project)})
     tip = _remote_tip(project)
     clone, env = _second_machine(project, tmp_path)
-    monkeypatch.setattr(logs_restore, "WALK", 1)
+    monkeypatch.setattr(team, "WALK", 1)
     monkeypatch.chdir(clone)
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -211,7 +211,16 @@ def test_only_the_command_line_imports_the_viewer():
 
 def test_a_page_number_that_is_not_one_is_refused_with_a_page(served):
     _, url = served
-    for params in ({"page": "x"}, {"page": "-1"}, {"page": "lastly"}, {"at": "0"}):
+    # review11b F3: `²` passed str.isdigit and 5,000 digits reached int(): both were a 500.
+    for params in (
+        {"page": "x"},
+        {"page": "-1"},
+        {"page": "lastly"},
+        {"at": "0"},
+        {"page": "²"},
+        {"at": "9" * 5_000},
+        {"sequence": "²"},
+    ):
         answer = _get(url + "conversation", params={"instance": "Shop #1", "sequence": 1, **params})
         assert answer.status_code == 404 and "must be a savepoint or entry number" in answer.text
     for beyond in (999, "last"):

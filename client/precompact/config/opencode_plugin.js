@@ -187,6 +187,22 @@ export const Precompact = async ({ directory, client }) => {
       const note = noteOf(await ask("PreCompact", input.sessionID, {}));
       if (note && Array.isArray(output.context)) output.context.push(note);
     },
+    // A command's expansion (its template from the project's .opencode/command/, the arguments
+    // filled in, each !`cmd` replaced by its output) is sent as ordinary user text: marked in its
+    // metadata (which the model never sees) with what the user typed, so precompact's reader
+    // takes that for the user's request and the expansion for OpenCode's (the key is the reader's
+    // COMMAND_MARK, transcript/opencode.py).
+    "command.execute.before": async (input, output) => {
+      const parts = output && Array.isArray(output.parts) ? output.parts : [];
+      for (const part of parts) {
+        if (part && part.type === "text") {
+          part.metadata = {
+            ...(part.metadata && typeof part.metadata === "object" ? part.metadata : {}),
+            precompact_command: { name: String(input.command), arguments: String(input.arguments ?? "") },
+          };
+        }
+      }
+    },
     event: async ({ event }) => {
       if (event.type === "session.compacted" && event.properties && typeof event.properties.sessionID === "string") {
         await ask("PostCompact", event.properties.sessionID, {});

@@ -715,7 +715,7 @@ def status(only, remote, signers, as_json) -> None:
                 "instance": loaded.instance,
                 "savepoints": rows,
                 "unparseable_index_lines": bad_lines,
-                "lacking_from_logs": len(api.lacking(loaded)),
+                "lacking_from_logs": len(api.lacking(loaded).names),
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
                 "queued": queued,
@@ -1107,7 +1107,7 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         terminal.echo(api.compacted_brief(_load(), found))
     else:
         terminal.echo(api.render_resurrection(found, output))
-    if not found.intact:
+    if not found.intact or found.left_out:  # left out: as `restore` exits when it walks past your tip's index
         sys.exit(EXIT_FAILED)
     if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
         sys.exit(EXIT_NOT_VERIFIED)
@@ -1129,6 +1129,8 @@ def _resurrected(
     except GitStoreError as e:
         raise click.ClickException(_damaged(e)) from None
     # After it, so that a failure stays one line.
+    if found.left_out and say_lacking:
+        terminal.echo(f"✗ {found.left_out}", err=True)
     lacking = api.lacking_notice(loaded) if say_lacking else None
     if lacking:
         terminal.echo(lacking, err=True)

@@ -98,7 +98,7 @@ TOOLS = [
             "properties": {
                 "ref": {
                     "type": "string",
-                    "pattern": r"^\d+:\d+(-\d+)?(@\d+)?$",
+                    "pattern": f"^{recall.REF_PATTERN}$",
                     "description": "e.g. 3:142, 3:140-145, or 3:142@6000 to continue a cut entry",
                 },
                 "budget": {
@@ -236,8 +236,13 @@ def _check(tool: types.Tool, arguments: dict[str, Any]) -> None:
             raise ToolError(f"`{key}` must be one of {', '.join(rule['enum'])}")
         if "pattern" in rule and not (isinstance(value, str) and re.fullmatch(rule["pattern"], value, re.ASCII)):
             raise ToolError(
-                f"`{key}` {quoting.inline(str(value))} is not of the form the schema says ({rule['description']})"
+                f"`{key}` {quoting.inline(_cut(str(value)))} is not of the form the schema says ({rule['description']})"
             )
+
+
+def _cut(value: str) -> str:
+    """An argument as an error quotes it: its start, so the error stays one short line."""
+    return value if len(value) <= 60 else f"{value[:60]}…"
 
 
 def server(config: Config | None) -> Server[Any]:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, quoting
 from precompact.config.endpoint import shown as shown_endpoint
 from precompact.errors import PrecompactError
 from precompact.local import provenance
@@ -650,6 +650,25 @@ TWO_CHAINS_FIX = (
     "`precompact restore`, then `precompact import` (`--agent` for another agent's sessions) to "
     "save this machine's sessions again on top"
 )
+
+
+def lacking_notice(count: int, only_here: list[Savepoint]) -> str:
+    """What every command says when logs/ lacks `count` savepoints the remote's savepoint branch
+    holds (`flush`, the worker, `status`, `verify`, `recall`, `resurrect`, `uncompact`).
+    `only_here`: the savepoints of that instance logs/ holds that the branch lacks. With none,
+    `precompact restore` brings the others back. With some (a savepoint written here while
+    another machine's came in, or while `restore` fetched), logs/ and the branch hold two chains
+    of the instance: restore never writes over a savepoint logs/ holds and Layer 2 never commits
+    over savepoints logs/ lacks, so naming either would send the user round a loop; the step
+    that joins them is named instead."""
+    if not only_here:
+        return f"the remote holds {count} savepoint(s) that logs/ lacks: run `precompact restore`"
+    here = ", ".join(f"#{s.sequence}" for s in only_here)
+    return (
+        f"the remote holds {count} savepoint(s) that logs/ lacks, and logs/ holds {len(only_here)} that the "
+        f"remote lacks ({here}): two chains of {quoting.name(only_here[0].instance)}, which `precompact restore` keeps apart "
+        f"and `precompact flush` never pushes over (run again, neither changes anything); {TWO_CHAINS_FIX}"
+    )
 
 
 def recreated_notice(savepoint: Savepoint) -> str:

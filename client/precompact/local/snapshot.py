@@ -657,6 +657,17 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
     )
 
 
+def queued_savepoints(logs: Path) -> int:
+    """How many savepoints this machine's hooks left queued (the index lock busy) that are not
+    written yet (entries it did not make are not counted; a queue that cannot be read counts
+    none: `queued_notice` says why)."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError:
+        return 0
+    return sum(entry.session is not None for entry in entries)
+
+
 def queued_notice(logs: Path) -> str | None:
     """What every command says while savepoints or compaction summaries this machine queued are
     not written yet (None: none are). Entries it did not make are not counted: they hold nothing

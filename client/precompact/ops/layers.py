@@ -37,6 +37,9 @@ class FlushOutcome:
     # Why Layers 2 and 3 did not run (`layers_wait`), naming the fix; None when they ran. No
     # retry changes it either: the user's command does.
     waiting: str | None = None
+    # How many savepoints hooks left queued (the index lock busy) are still not in logs/ after
+    # flush wrote the queue: each layer on counts them as queued.
+    hook_queued: int = 0
 
     @property
     def all_done(self) -> bool:
@@ -73,6 +76,34 @@ def layers_wait(config: Config) -> str | None:
 
 
 def _flush(config: Config) -> FlushOutcome:
+    outcome = _flushed(config)
+    if outcome.waiting is None:
+        _count_hook_queued(config, outcome)
+    return outcome
+
+
+def _count_hook_queued(config: Config, outcome: FlushOutcome) -> None:
+    """Savepoints a hook left queued are on no layer yet, though the index says nothing of
+    them: queued on each layer that is on, first (a flush that pushed all logs/ holds is not
+    "up to date" while one waits to be written)."""
+    from precompact.local import snapshot
+
+    outcome.hook_queued = snapshot.queued_savepoints(config.logs)
+    if not outcome.hook_queued:
+        return
+    said = (
+        f"{outcome.hook_queued} savepoint(s) a hook left queued (the index lock was busy) are not in logs/ yet: "
+        "`precompact flush` writes them first (its Layer 1 line says why it could not), then pushes them"
+    )
+    for enabled, problems in (
+        (config.git_layer, outcome.layer_2_problems),
+        (config.chain_layer, outcome.layer_3_problems),
+    ):
+        if enabled:
+            problems.insert(0, said)
+
+
+def _flushed(config: Config) -> FlushOutcome:
     from precompact.remote import gitstore
 
     waiting = layers_wait(config)

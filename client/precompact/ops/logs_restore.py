@@ -12,7 +12,7 @@ before signing, on another machine) is left out and named.
 
 Anyone who can push can save under this instance's name with a key of their own: their push
 merges onto the branch with their index as the tree, so the tip's index holds their lines and
-not yours. Then the history is read back, a bounded walk (WALK commits that changed the index
+not yours. Then the history is read back, a bounded walk (team.WALK commits that changed the index
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
 signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
 whose index copy precompact did not write (over its size, or a line that does not parse): the
@@ -33,7 +33,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import logs_dir, quoting
+from precompact.boundary import logs_dir
 from precompact.config.settings import Config
 from precompact.errors import NotVouched, PrecompactError
 from precompact.local import chunks, savepoint_log
@@ -42,11 +42,6 @@ from precompact.remote import gitstore
 from precompact.verifier import signed, team, verdicts
 
 Progress = Callable[[int, int], None]
-# How many commits that changed the index copy `restore` reads back from the tip (or --at) when
-# the index there holds a line of this instance another key signed (a push of a client of another
-# key under this instance's name makes its own index the tip's, yours staying in the history), or
-# is one precompact does not write (over its size, a line that does not parse).
-WALK = 200
 
 
 class RestoreError(PrecompactError):
@@ -110,8 +105,9 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
     holds a line of this instance another key signed, or is not a readable index (absent,
     encrypted to identities not here or not decrypting, over the size precompact writes, a line
     that does not parse: `team.parsed_copy`): then that of the commit among the WALK before it
-    whose index holds the most savepoints your keys signed (`_own_index`). With none, an
-    unreadable copy refuses the restore naming where the walk stopped."""
+    whose index holds the most savepoints your keys signed (`team.own_index`, which `resurrect`
+    walks by too). With none, an unreadable copy refuses the restore naming where the walk
+    stopped."""
     if not config.git_layer:
         raise RestoreError("the git layer is off in .precompact.toml: there is no remote to restore from")
     key = signed.configured_key(config)
@@ -136,18 +132,10 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
         )
     keys = team.your_keys(config, key)
     try:
-        remote = _remote_index(repo, target, start)
-        foreign = team.foreign_line(savepoint_log.of_instance(remote, config.instance), keys)
-        left_out = f"{foreign}: another key saved under this instance's name" if foreign else None
-    except Spoilt as e:
-        remote, left_out = [], f"{e.why}, so the tip's index was left out"
-    source, walked = start, None
-    if left_out:
-        source, walked = _own_index(repo, target, start, config.instance, keys)
-        if source != start:
-            remote = _remote_index(repo, target, source)
-        elif not remote:  # the tip's copy unreadable, and none of yours behind it
-            raise RestoreError(f"branch {target.branch} at {start[:12]}: {left_out}; {walked}; nothing restored")
+        own = team.own_index(repo, target, start, config.instance, keys)
+    except (team.IndexNotRead, team.NoOwnIndex) as e:
+        raise RestoreError(f"{e}; nothing restored") from None
+    source, remote, left_out, walked = own.commit, own.savepoints, own.left_out, own.walked
     found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote)
     found.foreign = f"at {start[:12]}, {left_out}" if left_out else None
     found.walked = walked
@@ -157,56 +145,6 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
         # one's history.
         gitstore.adopt_remote_branch(repo, target, source)
     return found
-
-
-def _own_index(
-    repo, target: gitstore.Target, start: str, instance: str, keys: dict[str, int | None]
-) -> tuple[str, str]:
-    """The commit to restore from when the index at `start` holds a line of `instance` another
-    key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
-    commits of `start`'s history that changed the index copy, the one whose index holds the
-    most savepoints of `instance`, each signed by one of `keys` and none by another (copies of
-    a prefix of yours, pushed later, lose to the longer index), the newest on a tie; `start`
-    itself when none does."""
-    name = f"logs/{savepoint_log.INDEX_NAME}"
-    commits = gitstore.commits_changing(repo, start, name, WALK + 1)
-    read, beyond = commits[:WALK], commits[WALK:]
-    best: tuple[int, str] | None = None
-    oversized: list[str] = []
-    for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
-        if isinstance(copy, gitstore.Oversized):
-            oversized.append(f"{commit[:12]} ({copy.measure})")
-            continue
-        if not isinstance(copy, bytes):
-            continue  # encrypted to identities not here, or not there: not yours to restore
-        parsed = savepoint_log.parse(copy.splitlines(keepends=True))
-        mine = savepoint_log.of_instance(parsed.savepoints, instance)
-        if parsed.bad_lines or not mine or team.foreign_line(mine, keys):
-            continue
-        yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
-        if not yours:
-            continue
-        highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
-        if best is None or highest > best[0]:
-            best = (highest, commit)
-    skipped = (
-        f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
-    )
-    if best is not None:
-        return best[1], (
-            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}"
-        )
-    if not read:
-        return start, f"no commit of its history holds {name}: not a precompact savepoint branch"
-    more = (
-        f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
-        if beyond
-        else " (the whole history)"
-    )
-    return (
-        start,
-        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}{skipped}",
-    )
 
 
 @dataclass(frozen=True)
@@ -241,12 +179,14 @@ def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Te
     if tip is None:
         raise RestoreError(f"{config.remote} holds no branch {target.branch} of {instance}")
     try:
-        remote = savepoint_log.of_instance(_remote_index(repo, target, tip), instance)
-    except Sealed as e:
+        remote = savepoint_log.of_instance(team.index_at(repo, target, tip), instance)
+    except team.IndexNotRead as e:
+        raise RestoreError(f"{e}; nothing was searched") from None
+    except team.Sealed as e:
         raise RestoreError(
             f"{instance}'s savepoints on branch {branch} are not encrypted to you ({e.why}); ask {instance}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
         ) from None
-    except Spoilt as e:
+    except team.Spoilt as e:
         # A teammate's branch is judged at its tip, as `status --remote` judges it: its history
         # is its owner's to read back (`restore` on their machine), never taken here on trust.
         raise RestoreError(
@@ -364,35 +304,6 @@ def _lacking(
 def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSignature) -> savepoint_log.Savepoint:
     """`savepoint` with `signature` alone, to keep only the signatures that check."""
     return savepoint_log.Savepoint(savepoint.sequence, savepoint.created, signatures=[signature])
-
-
-class Spoilt(RestoreError):
-    """The index copy at a commit is not a readable index: absent, encrypted so that it does not
-    open or decrypt here, over the size precompact writes, or a line that does not parse (`why`,
-    in team.parsed_copy's words)."""
-
-    def __init__(self, message: str, why: str):
-        super().__init__(message)
-        self.why = why
-
-
-class Sealed(Spoilt):
-    """The index copy is encrypted to identities not here (`why`: git's store says so): on a
-    teammate's branch, not encrypted to you; on your own, spoilt like any other unreadable copy."""
-
-
-def _remote_index(repo, target: gitstore.Target, tip: str) -> list[savepoint_log.Savepoint]:
-    name = f"logs/{savepoint_log.INDEX_NAME}"
-    [copy] = gitstore.files_at(repo, [(tip, name)], target.keys)
-    if not team.readable_here(copy):  # no identity here: every copy alike, walking back finds none
-        raise RestoreError(
-            f"the index copy on {target.branch} cannot be read: {quoting.single_line(str(copy))}; nothing restored"
-        )
-    read = team.parsed_copy(copy)
-    if isinstance(read, str):
-        spoilt = Sealed if isinstance(copy, gitstore.Sealed) else Spoilt
-        raise spoilt(f"branch {target.branch} at {tip[:12]}: {read}; nothing restored", read)
-    return read.savepoints
 
 
 def _vouched(

@@ -1645,7 +1645,12 @@ def excerpt(text: str, phrases: list[list[str]], width: int = EXCERPT_CHARS) -> 
     return f"{'…' if start > 0 else ''}{piece}{'…' if start + width < len(text) else ''}"
 
 
-_REF = re.compile(r"(\d+):(\d+)(?:-(\d+))?(?:@(\d+))?")
+# A number in a reference: ASCII digits only, and few enough that Python converts them (it
+# refuses a string of more than 4,300 digits), 19 of them holding any sequence or offset there is.
+# The one grammar of a reference: `show` parses by it and the MCP tool's schema publishes it.
+_NUMBER = "([0-9]{1,19})"
+REF_PATTERN = f"{_NUMBER}:{_NUMBER}(?:-{_NUMBER})?(?:@{_NUMBER})?"
+_REF = re.compile(REF_PATTERN)
 MAX_SHOWN = 200
 # `show`'s budget of characters, when one is asked (the MCP tool's always is): at least room for
 # a header and some text, at most recall's ceiling.
@@ -1678,6 +1683,11 @@ class Shown:
         return self._read()
 
 
+def _quoted_ref(ref: str) -> str:
+    """A reference as an error names it: quoted, and cut, so the error stays one short line."""
+    return quoting.inline(ref if len(ref) <= 60 else f"{ref[:60]}…")
+
+
 def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> Shown:
     """The entries `ref` names (`S:N`, or `S:N-M` for a range, either with `@OFFSET`) of
     savepoint S of `instance`, from the verified snapshot; the reference and the savepoint are
@@ -1685,14 +1695,16 @@ def show(logs: Path, instance: str, ref: str, signer: str | None = None) -> Show
     parsed = _REF.fullmatch(ref.strip())
     if parsed is None:
         raise WrongRequest(
-            f"{ref!r} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 (recall prints them), "
-            "with @OFFSET to start at that character of the first entry"
+            f"{_quoted_ref(ref)} is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST, e.g. 3:142 "
+            "(recall prints them; numbers of 1 to 19 digits 0-9), with @OFFSET to start at that character of the first entry"
         )
     sequence, first = int(parsed.group(1)), int(parsed.group(2))
     last = int(parsed.group(3) or first)
     offset = int(parsed.group(4) or 0)
     if not 1 <= first <= last or last - first >= MAX_SHOWN:
-        raise WrongRequest(f"{ref!r}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once")
+        raise WrongRequest(
+            f"{_quoted_ref(ref)}: give entries from 1 up, first before last, at most {MAX_SHOWN} at once"
+        )
     outcome = update(logs, instance, signer=signer)
     scope = {(s.instance, s.sequence): s for s in in_scope(logs, instance)}
     if (instance, sequence) not in scope:

@@ -1347,8 +1347,9 @@ def _sync_branch(
     uncommitted = [s for s in savepoints if not s.commit]
     hidden = _not_in_logs(repo, target, every, others) if uncommitted else 0
     if hidden:
-        # The commit's index copy, which `precompact restore` reads, would no longer name them.
-        reason = f"branch {target.branch} holds {hidden} savepoint(s) that logs/ lacks: run `precompact restore` first"
+        # The commit's index copy, which `precompact restore` reads, would no longer name them;
+        # nor would restore bring them back over the savepoints only logs/ holds.
+        reason = f"branch {target.branch}: {savepoint_log.lacking_notice(hidden, uncommitted)}"
         yield Outcome(uncommitted[0], Event.LAYER_2_FAILED, {"reason": reason})
         return
     if newly_signed and all(s.commit for s in savepoints) and _resolve(repo, target.ref):
@@ -1416,7 +1417,8 @@ def _pushed_again(
     pushes again when that is not this branch's tip: an index-only commit not pushed yet, a
     branch migrated from the shared one, or a branch the remote lost or rewound (a force-push,
     a deletion). A push that then fails records, for each savepoint the remote no longer holds,
-    that it is not backed up, with git's reason. A remote that cannot be read changes nothing."""
+    that it is not backed up, with git's reason; when it holds them all, that the newest is not
+    (the index copy after it is not there). A remote that cannot be read changes nothing."""
     tip = _resolve(repo, target.ref)
     if tip is None:
         return
@@ -1431,13 +1433,26 @@ def _pushed_again(
         push(repo, target)
     except GitStoreError as e:
         kept = held if held is not None and _resolve(repo, held) is not None else None
-        for savepoint in committed:
-            if kept is None or not _is_ancestor(repo, str(savepoint.commit), kept):
-                yield savepoint_log.Outcome(
-                    savepoint,
-                    savepoint_log.Event.LAYER_2_FAILED,
-                    {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
-                )
+        lost = [s for s in committed if kept is None or not _is_ancestor(repo, str(s.commit), kept)]
+        for savepoint in lost:
+            yield savepoint_log.Outcome(
+                savepoint,
+                savepoint_log.Event.LAYER_2_FAILED,
+                {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
+            )
+        if not lost and committed:
+            # The remote holds every savepoint's commit, not this branch's tip (an index-only
+            # commit: the signatures that make the remote's copy verify elsewhere): the newest
+            # savepoint is not backed up whole until it lands, and the next flush pushes it.
+            newest = max(committed, key=lambda s: s.sequence)
+            yield savepoint_log.Outcome(
+                newest,
+                savepoint_log.Event.LAYER_2_FAILED,
+                {
+                    "reason": f"the remote holds its commit but not the index copy after it (the signatures it carries): {e}",
+                    "commit": newest.commit,
+                },
+            )
 
 
 def _migrate(repo: git.Repo, target: Target) -> None:

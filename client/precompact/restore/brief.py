@@ -439,6 +439,7 @@ def to_json(found: Resurrection) -> dict:
         "verified": found.verified,
         "compact_summary": s.compact_summary,
         "restored_state": str(found.restored_state) if found.restored_state else None,
+        "left_out": found.left_out,
     }
 
 

@@ -70,6 +70,9 @@ class Resurrection(Record):
     source: str
     lineage: list[str] = field(default_factory=list)
     restored_state: Path | None = None
+    # Read from your own branch where its tip's index was left out (verifier.team.own_index, as
+    # `restore` walks): what was left out and which commit's index was read instead.
+    left_out: str | None = None
 
     @property
     def contents(self) -> snapshot.SnapshotReader:
@@ -163,7 +166,7 @@ def resurrect(
     remote, remote_problem = GitEvidence.of(config)
     if remote is not None:
         remote = remote.of_instance(name)  # its own branch: a teammate's, for `--from NAME`
-    savepoints, source = _savepoints(config, remote, remote_problem, name)
+    savepoints, source, left_out = _savepoints(config, remote, remote_problem, name)
     target = _choose(savepoints, name, sequence, at, of_compaction)
     _check_name(target)
     unrooted = None if source == LOCAL_INDEX and target.written_here else _unrooted(source)
@@ -184,7 +187,7 @@ def resurrect(
         checked.checks = team.held_to_your_keys(
             checked.checks, str(roots.authority), signed.configured_key(config), () if signer is None else (signer,)
         )
-    found = _kept(config, name, savepoints, target, source, checked, remote)
+    found = _kept(config, name, savepoints, target, source, checked, remote).replace(left_out=left_out)
     continues = found.intact and record_lineage and name != config.instance
     if continues and not found.verified and roots is config:
         # A copy in logs/ no root vouches for: its lineage would be written into every later snapshot.
@@ -323,12 +326,13 @@ def export(config: Config, instance: str | None = None, sequence: int | None = N
 
 def _savepoints(
     config: Config, remote: GitEvidence | None, remote_problem: str | None, name: str
-) -> tuple[list[savepoint_log.Savepoint], str]:
+) -> tuple[list[savepoint_log.Savepoint], str, str | None]:
     """`name`'s savepoints from this machine's index, else from the index committed on the
-    savepoint branch, and which of the two they come from."""
+    savepoint branch, which of the two they come from, and (your own branch's tip index left
+    out, read from an older commit's: `_own_savepoints`) what was left out."""
     local = savepoint_log.savepoints(config.logs, name)
     if local:
-        return local, LOCAL_INDEX
+        return local, LOCAL_INDEX, None
     index = savepoint_log.index_path(config.logs)
     from precompact.remote import gitstore
 
@@ -345,8 +349,10 @@ def _savepoints(
         raise ResurrectError(
             f"no savepoint of {quoting.name(name)} in {quoting.path(index)}, and branch {remote.target.branch} is not in {config.repository}{fetched}"
         )
-    [committed] = remote.snapshot_reads([(remote.tip, str(index.relative_to(config.root)))])
     branch = remote.target.branch
+    if name == config.instance:
+        return _own_savepoints(config, remote, name)
+    [committed] = remote.snapshot_reads([(remote.tip, str(index.relative_to(config.root)))])
     if isinstance(committed, gitstore.Sealed):
         raise ResurrectError(
             f"{quoting.name(name)}'s savepoints on branch {branch} are not encrypted to you ({committed}); ask {quoting.name(name)}'s owner to add your public key (`precompact key show`) to their encryption.recipients, then run `precompact trust` and `precompact key rekey`"
@@ -361,22 +367,50 @@ def _savepoints(
 
     read = team.parsed_copy(committed)
     if isinstance(read, str):
-        # Judged at its tip as `status --remote` and `recall --from` judge it: an index copy
-        # precompact does not write is refused whole, never read for the lines that parse.
-        history = (
-            "`precompact restore` reads your branch's history back past it"
-            if name == config.instance
-            else "a teammate's branch is read at its tip only: its history is not checked here"
-        )
+        # A teammate's branch is judged at its tip, as `status --remote` and `recall --from`
+        # judge it: an index copy precompact does not write is refused whole, never read for the
+        # lines that parse, and its history is its owner's to read back.
         raise ResurrectError(
-            f"{quoting.name(name)}'s branch {branch} at {remote.tip[:12]}: {read}; nothing was resurrected ({history})"
+            f"{quoting.name(name)}'s branch {branch} at {remote.tip[:12]}: {read}; nothing was resurrected (a teammate's branch is read at its tip only: its history is not checked here)"
         )
     savepoints = savepoint_log.of_instance(read.savepoints, name)
     if not savepoints:
         raise ResurrectError(
             f"no savepoint of {quoting.name(name)} in {quoting.path(index)} or on branch {branch}; check the instance name (see `precompact status --remote`)"
         )
-    return savepoints, f"branch {branch} of {config.repository}"
+    return savepoints, f"branch {branch} of {config.repository}", None
+
+
+def _own_savepoints(
+    config: Config, remote: GitEvidence, name: str
+) -> tuple[list[savepoint_log.Savepoint], str, str | None]:
+    """Your own instance's savepoints from its branch, where logs/ holds none (a new machine):
+    read as `restore` reads them (verifier.team.own_index), walking past a tip index that is not
+    a readable one or holds a line another key signed to your own behind it, and saying what it
+    left out."""
+    from precompact.verifier import team
+
+    assert remote.tip is not None
+    branch = remote.target.branch
+    keys = team.your_keys(config, signed.configured_key(config))
+    try:
+        own = team.own_index(remote.repo, remote.target, remote.tip, name, keys)
+    except (team.IndexNotRead, team.NoOwnIndex) as e:
+        raise ResurrectError(f"{e}; nothing was resurrected") from None
+    savepoints = savepoint_log.of_instance(own.savepoints, name)
+    if not savepoints:
+        raise ResurrectError(
+            f"no savepoint of {quoting.name(name)} in {quoting.path(savepoint_log.index_path(config.logs))} or on branch {branch}; check the instance name (see `precompact status --remote`)"
+        )
+    if own.commit == remote.tip:
+        # Nothing left out: the tip's index read (a line another key signed, with no index of
+        # yours behind it, is shown with its own verdict: not verified).
+        return savepoints, f"branch {branch} of {config.repository}", None
+    return (
+        savepoints,
+        f"branch {branch} of {config.repository} at {own.commit[:12]}",
+        f"at {remote.tip[:12]}, {own.left_out}; {own.walked}",
+    )
 
 
 def _own_key(savepoints: list[savepoint_log.Savepoint], name: str, source: str) -> str:

@@ -9,15 +9,24 @@ of which `$set.messages` replaces the whole history: at each resume (the same me
 and at a compression (`[<session_context>, user "<state_snapshot>…", the model's ack, the
 recent messages]`; the lines before stay).
 
-Each message record becomes one entry, shaped as Claude Code's transcript (user text, tool
-results from `functionResponse` parts, the model's text, thoughts and tool calls as
+Each message record becomes one entry (a user message sometimes two: below), shaped as Claude
+Code's transcript (user text, tool results from `functionResponse` parts, the model's text, thoughts and tool calls as
 text / thinking / tool_use blocks, `tokens.input` as the usage); its `uuid` is the message id, so
 `message.id` makes the snapshot count a message written twice once, and its `revision` a hash of
 the message, so the second writing is a new mark (conversation.said_mark). A
 `$set.messages` adds an entry for each message it holds that no record did before, after a
 `compact_boundary` entry when one of them is a new `<state_snapshot>` (the compression; that
 message is the compaction summary, the ack Gemini's own). Every entry keeps the record it came
-from as `agent_record`; a `$set.messages` keeps only the ids of messages already read.
+from as `agent_record` (but the second entry of a user message); a `$set.messages` keeps only the ids of messages already read.
+
+A user message is what Gemini sent the model, which is not always what the user typed: Gemini
+records the typed text as `displayContent` when it differs from the `content` sent (an `@file`'s
+contents after it, a custom command's expansion, or, for a continuation of the same turn, an
+AfterAgent hook's blocking reason, "Please continue." or a loop warning, each with the turn's
+typed prompt as `displayContent`). The user's entry holds the typed text only; what Gemini sent
+besides is an `isMeta` user entry of its own (uuid `gemini:<id>:sent`, no `agent_record`: the
+user's entry keeps the message), and a message whose `displayContent` repeats the request before
+it is a continuation, Gemini's whole (docs/agents.md, "What Gemini writes as a user message").
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ from precompact.transcript import claude_code, conversation
 
 AGENT = "gemini"
 _OWN_PREFIXES = ("<session_context>", "<hook_context>")
+# Where Gemini's own text begins in what it sends as a user message (0.61.0): the files an
+# `@path` names, after the typed text (atCommandProcessor's REFERENCE_CONTENT_START), or the
+# resources its ACP path adds. Their text is the repository's, not the user's.
+_REFERENCED = ("--- Content from referenced files ---", "--- Content from referenced context ---")
+# The context hooks add, as Gemini writes it before (or as) a text part: one block or several.
+_HOOK_CONTEXT = re.compile(r"\A(?:<hook_context>.*?</hook_context>\s*)+", re.DOTALL)
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _SNAPSHOT = re.compile(r"<state_snapshot>(.*?)(?:</state_snapshot>|\Z)", re.DOTALL)
 
@@ -95,6 +110,8 @@ class _Reading:
         self.session_id: str | None = None
         self.summary: str | None = None
         self.compressions = 0
+        # What the user last typed: a message whose `displayContent` repeats it continues that turn.
+        self.request: str | None = None
 
     def entries(self, record: dict) -> list[dict]:
         update = record.get("$set")
@@ -106,7 +123,13 @@ class _Reading:
         if isinstance(record.get("id"), str):
             self.seen.add(record["id"])
         self.said.add(_said(record))
-        return [message_entry(record, record)]
+        return self._message(record, record)
+
+    def _message(self, message: dict, record: dict) -> list[dict]:
+        entries = message_entries(message, record, self.request)
+        typed = [conversation.user_text(e) for e in entries if e.get("type") == "user"]
+        self.request = next((t for t in typed if t), self.request)
+        return entries
 
     def _update(self, record: dict, update: dict) -> list[dict]:
         messages = update.get("messages")
@@ -145,18 +168,19 @@ class _Reading:
         for message in new:
             self.seen.add(message["id"])
             self.said.add(_said(message))
-            entry = message_entry(message, {"$set": {"messages": [message]}})
+            said = self._message(message, {"$set": {"messages": [message]}})
             if message is snapshot:
-                entry["isCompactSummary"] = True
+                said[0]["isCompactSummary"] = True
             elif after_snapshot and message.get("type") == "gemini":
-                entry["isMeta"] = True  # Gemini's fixed acknowledgement of the snapshot, not a turn
+                said[0]["isMeta"] = True  # Gemini's fixed acknowledgement of the snapshot, not a turn
             after_snapshot = message is snapshot
-            entries.append(entry)
+            entries += said
         return entries
 
 
-def message_entry(message: dict, record: dict) -> dict:
-    """The entry of one chat message; `record` is the line it came from."""
+def message_entries(message: dict, record: dict, request: str | None = None) -> list[dict]:
+    """The entries of one chat message, the first keeping `record` (the line it came from);
+    `request` is what the user last typed before it."""
     kind = message.get("type")
     mark = message.get("id")
     base = {
@@ -167,10 +191,10 @@ def message_entry(message: dict, record: dict) -> dict:
         "agent_record": record,
     }
     if kind == "user":
-        return _user(message, base)
+        return _user(message, base, request)
     if kind == "gemini":
-        return _model(message, base)
-    return {"type": f"gemini.{kind}", "content": _text(message), **base}
+        return [_model(message, base)]
+    return [{"type": f"gemini.{kind}", "content": _text(message), **base}]
 
 
 def _said(message: dict) -> bytes:
@@ -178,19 +202,61 @@ def _said(message: dict) -> bytes:
     return orjson.dumps([message.get("type"), message.get("content"), message.get("toolCalls")])
 
 
-def _user(message: dict, base: dict) -> dict:
+def _user(message: dict, base: dict, request: str | None) -> list[dict]:
     parts = _parts(message)
     results = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
     if results:
         blocks = [_tool_result(r) for r in results]
-        return {"type": "user", "message": {"role": "user", "content": blocks}, **base}
+        return [{"type": "user", "message": {"role": "user", "content": blocks}, **base}]
     # A hook's context comes as a part of its own after the prompt (BeforeAgent): not the user's.
-    typed = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p["text"].startswith("<hook_context>")]
-    text = "\n".join(typed) if parts else _text(message)
+    sent = _typed_text(parts) if parts else _text(message)
+    shown = message.get("displayContent")
+    if shown is None:
+        typed = _before_referenced(sent)
+    else:
+        typed = _before_referenced(_typed_text(_as_parts(shown)))
+        if typed.strip() == (request or "").strip():
+            typed = ""  # the same turn again: what Gemini sent is its own (a hook's reason, "Please continue.")
+    if not typed.strip() or typed.lstrip().startswith(_OWN_PREFIXES):
+        return [_user_text_entry(sent, base, meta=True)]
+    entries = [_user_text_entry(typed, base, meta=False)]
+    rest = sent.removeprefix(typed)
+    if rest.strip():
+        sent_entry = {**base, "uuid": f"{base['uuid']}:sent" if base["uuid"] else None}
+        del sent_entry["agent_record"]  # the user's entry keeps the message
+        entries.append(_user_text_entry(rest.strip("\n"), sent_entry, meta=True))
+    return entries
+
+
+def _user_text_entry(text: str, base: dict, meta: bool) -> dict:
     entry = {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}, **base}
-    if not text.strip() or text.lstrip().startswith(_OWN_PREFIXES):
+    if meta:
         entry["isMeta"] = True
     return entry
+
+
+def _typed_text(parts: list[dict]) -> str:
+    """The text parts without the hooks' context Gemini adds: a part of its own (BeforeAgent's,
+    precompact's brief) or, for SessionStart's, a block before the prompt inside the prompt's own
+    part (observed with 0.61.0): the prompt after it is still the user's."""
+    texts = (_HOOK_CONTEXT.sub("", p["text"], count=1) for p in parts if isinstance(p.get("text"), str))
+    return "\n".join(t for t in texts if t)
+
+
+def _as_parts(shown: object) -> list[dict]:
+    """`displayContent` (a part list, one part, or a string) as parts."""
+    if isinstance(shown, str):
+        return [{"text": shown}]
+    if isinstance(shown, dict):
+        return [shown]
+    return [p for p in shown if isinstance(p, dict)] if isinstance(shown, list) else []
+
+
+def _before_referenced(text: str) -> str:
+    """`text` up to where Gemini's referenced content begins (its first marker: a referenced
+    file may itself hold the end marker, so nothing after it is taken for typed)."""
+    at = min((i for i in (text.find(m) for m in _REFERENCED) if i >= 0), default=len(text))
+    return text[:at].rstrip()
 
 
 def _model(message: dict, base: dict) -> dict:

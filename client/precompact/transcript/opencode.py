@@ -7,7 +7,12 @@ OpenCode 1.18.33 keeps every session in one SQLite database,
 message with `summary: true` is a compaction's summary) and `part` (`id`, `message_id`,
 `session_id`, `data`: `text` (a `synthetic` one is OpenCode's, not the user's), `reasoning`,
 `tool` (`tool`, `callID`, `state`: `status`, `input`, `output` / `error`), `compaction`,
-`step-start`, `step-finish`, `patch`, `file`, ...). Ids are time-ordered. A compaction deletes
+`step-start`, `step-finish`, `patch`, `file`, ...). Ids are time-ordered. A custom command's
+expansion (its template from `.opencode/command/`, the arguments filled in, each ``!`cmd` ``
+replaced by the command's output) is an ordinary user text part; precompact's plugin marks each
+text part of one (`metadata.precompact_command`: the command's name and arguments, from
+OpenCode's `command.execute.before`), and the reader takes `/<name> <arguments>` for what the
+user typed and the expansion for OpenCode's. A compaction deletes
 nothing: it adds a user message holding a `compaction` part, the summary message and, when
 automatic, a synthetic "Continue" message.
 
@@ -21,7 +26,8 @@ The database is opened read-only and only this session's rows are read, in id or
 becomes one entry, shaped as Claude Code's transcript (user and assistant text, thinking, a tool
 part as a `tool_use` entry and, once it ran, a `tool_result` entry; a `compaction` part as a
 `compact_boundary` system entry, which is how local/capture.py finds a compaction; the summary's
-text flagged `isCompactSummary`, synthetic text `isMeta`), the rest as entries of type
+text flagged `isCompactSummary`, synthetic text and a command's expansion `isMeta`, the first
+part of an expansion preceded by the user's entry of what they typed), the rest as entries of type
 `opencode.<part type>` that say nothing. Every entry keeps its message's and part's JSON as
 `agent_record`, so `resurrect --uncompact` can write the session back for `opencode import`.
 OpenCode rewrites parts in place (a tool part goes from pending to completed, a reply's text grows
@@ -46,6 +52,9 @@ from precompact.transcript import claude_code, conversation
 
 AGENT = "opencode"
 DATABASE = Path("opencode") / "opencode.db"
+# The key of the mark precompact's plugin (config/opencode_plugin.js) puts in the metadata of a
+# command's expansion.
+COMMAND_MARK = "precompact_command"
 # A part's JSON above this is kept as a note of its size, not read: OpenCode's own parts are far
 # smaller (a tool's output is cut at 50 KB by OpenCode), and one row must not fill the memory.
 MAX_ROW_BYTES = 64 << 20
@@ -235,6 +244,7 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
     ]
     summary: str | None = None
     count = 0
+    commands: set[str] = set()  # the messages whose command the user's entry already quotes
     for part_id, message_id, data, size in _rows(
         db,
         "SELECT id, message_id, CASE WHEN length(data) <= ? THEN data END, length(data) FROM part "
@@ -244,7 +254,20 @@ def _document(db: sqlite3.Connection, info: dict) -> Document:
         message = messages.get(message_id, {})
         part = _object(data) or {"type": "unreadable", "bytes": size}
         revision = _revision(data, size)
-        for entry in entries_of(message, part, session_id, message_id, part_id, directory):
+        entries = entries_of(message, part, session_id, message_id, part_id, directory)
+        typed = _command_typed(_command_mark(message, part))
+        if typed is not None and message_id not in commands:
+            commands.add(message_id)
+            said = {key: value for key, value in entries[0].items() if key != "isMeta"}
+            entries.insert(
+                0,
+                {
+                    **said,
+                    "message": _said("user", [{"type": "text", "text": typed}]),
+                    "uuid": f"opencode:{part_id}:typed",
+                },
+            )
+        for entry in entries:
             entry["revision"] = revision
             if entry.get("subtype") == "compact_boundary":
                 count += 1
@@ -284,7 +307,7 @@ def _entry(message: dict, part: dict, role: object, kind: object, base: dict) ->
         }
         if role == "assistant" and message.get("summary") is True:
             entry["isCompactSummary"] = True
-        elif part.get("synthetic") is True:
+        elif part.get("synthetic") is True or _command_mark(message, part) is not None:
             entry["isMeta"] = True
         return entry
     if kind == "reasoning" and role == "assistant":
@@ -295,6 +318,24 @@ def _entry(message: dict, part: dict, role: object, kind: object, base: dict) ->
             **base,
         }
     return {"type": f"opencode.{kind if isinstance(kind, str) else 'part'}", **base}
+
+
+def _command_mark(message: dict, part: dict) -> object:
+    """The mark precompact's plugin puts on the expansion of a command (a user text part), None
+    on any other part."""
+    metadata = part.get("metadata")
+    if message.get("role") != "user" or part.get("type") != "text" or not isinstance(metadata, dict):
+        return None
+    return metadata.get(COMMAND_MARK)
+
+
+def _command_typed(mark: object) -> str | None:
+    """What the user typed to run the command a mark names (`/name arguments`); None when the
+    mark does not name one (the part is still not the user's)."""
+    if not isinstance(mark, dict) or not isinstance(mark.get("name"), str) or not mark["name"]:
+        return None
+    arguments = mark.get("arguments")
+    return f"/{mark['name']} {arguments if isinstance(arguments, str) else ''}".strip()
 
 
 def _tool(part: dict, base: dict) -> list[dict]:

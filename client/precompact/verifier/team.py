@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from precompact.boundary import quoting
 from precompact.config.settings import Config
+from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 from precompact.verifier import signed, verdicts
 
@@ -211,7 +212,7 @@ def parsed_copy(copy: object) -> savepoint_log.IndexRead | str:
     index precompact writes: absent, over the size precompact writes (not read), encrypted so
     that it does not open or decrypt here, or a line that does not parse. The words `status
     --remote`, `verify` and `restore` give for a branch's tip (`restore` then reads the history
-    back, `_own_index`). An encrypted copy with no identity here to try is not judged by this:
+    back, `own_index`). An encrypted copy with no identity here to try is not judged by this:
     callers hold it apart (`readable_here`)."""
     from precompact.remote import gitstore
 
@@ -311,3 +312,136 @@ def _broken_chain(savepoints: list[savepoint_log.Savepoint]) -> str | None:
             return f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence}"
         before = savepoint
     return None
+
+
+# How many commits that changed the index copy `own_index` reads back from where it starts (the
+# tip, or `restore --at`) when the index there holds a line of this instance another key signed
+# (a push of a client of another key under this instance's name makes its own index the tip's,
+# yours staying in the history), or is one precompact does not write (over its size, a line that
+# does not parse).
+WALK = 200
+
+
+class IndexNotRead(PrecompactError):
+    """The index copy is encrypted and no identity here can try it: every copy is sealed alike,
+    so walking back finds none (this machine's setup, not the branch's fault)."""
+
+
+class Spoilt(PrecompactError):
+    """The index copy at a commit is not a readable index: absent, encrypted so that it does not
+    open or decrypt here, over the size precompact writes, or a line that does not parse (`why`,
+    in `parsed_copy`'s words)."""
+
+    def __init__(self, message: str, why: str):
+        super().__init__(message)
+        self.why = why
+
+
+class Sealed(Spoilt):
+    """The index copy is encrypted to identities not here (`why`: git's store says so): on a
+    teammate's branch, not encrypted to you; on your own, spoilt like any other unreadable copy."""
+
+
+class NoOwnIndex(PrecompactError):
+    """Your own branch's index copy where the walk starts is not a readable index, and none of
+    the WALK commits behind it holds one of your key's savepoints: the message says both."""
+
+
+def index_at(repo, target, commit: str) -> list[savepoint_log.Savepoint]:
+    """The savepoints the branch's index copy at `commit` holds (every instance's): IndexNotRead
+    or Spoilt (Sealed) when it is not a readable index."""
+    from precompact.remote import gitstore
+
+    [copy] = gitstore.files_at(repo, [(commit, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    if not readable_here(copy):
+        raise IndexNotRead(f"the index copy on {target.branch} cannot be read: {quoting.single_line(str(copy))}")
+    read = parsed_copy(copy)
+    if isinstance(read, str):
+        spoilt = Sealed if isinstance(copy, gitstore.Sealed) else Spoilt
+        raise spoilt(f"branch {target.branch} at {commit[:12]}: {read}", read)
+    return read.savepoints
+
+
+@dataclass(frozen=True)
+class OwnIndex:
+    """The index your own instance's savepoints are read from on its branch (`restore`, and
+    `resurrect` where logs/ holds none of them)."""
+
+    commit: str  # the commit whose index copy was read
+    savepoints: list[savepoint_log.Savepoint]  # every instance's, as that copy holds them
+    # What the copy where the walk started held that was left out, and why (None: nothing).
+    left_out: str | None = None
+    # With `left_out`: which commit's index was read instead, or why none was.
+    walked: str | None = None
+
+
+def own_index(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> OwnIndex:
+    """The index copy at `start` (the branch's tip, or a commit of its history), unless it holds
+    a line of `instance` another key signed (`foreign_line`) or is not a readable index
+    (`index_at`): then that of the commit the walk back finds (`_walk`), saying what was left
+    out. IndexNotRead when no identity here can try an encrypted copy; NoOwnIndex when the copy
+    at `start` is unreadable and the walk finds none of yours behind it."""
+    try:
+        read = index_at(repo, target, start)
+        foreign = foreign_line(savepoint_log.of_instance(read, instance), keys)
+        left_out = f"{foreign}: another key saved under this instance's name" if foreign else None
+    except Spoilt as e:
+        read, left_out = [], f"{e.why}, so the tip's index was left out"
+    if left_out is None:
+        return OwnIndex(start, read)
+    source, walked = _walk(repo, target, start, instance, keys)
+    if source != start:
+        return OwnIndex(source, index_at(repo, target, source), left_out, walked)
+    if not read:
+        raise NoOwnIndex(f"branch {target.branch} at {start[:12]}: {left_out}; {walked}")
+    return OwnIndex(start, read, left_out, walked)
+
+
+def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str]:
+    """The commit to restore from when the index at `start` holds a line of `instance` another
+    key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
+    commits of `start`'s history that changed the index copy, the one whose index holds the
+    most savepoints of `instance`, each signed by one of `keys` and none by another (copies of
+    a prefix of yours, pushed later, lose to the longer index), the newest on a tie; `start`
+    itself when none does."""
+    from precompact.remote import gitstore
+
+    name = f"logs/{savepoint_log.INDEX_NAME}"
+    commits = gitstore.commits_changing(repo, start, name, WALK + 1)
+    read, beyond = commits[:WALK], commits[WALK:]
+    best: tuple[int, str] | None = None
+    oversized: list[str] = []
+    for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
+        if isinstance(copy, gitstore.Oversized):
+            oversized.append(f"{commit[:12]} ({copy.measure})")
+            continue
+        if not isinstance(copy, bytes):
+            continue  # encrypted to identities not here, or not there: not yours to restore
+        parsed = savepoint_log.parse(copy.splitlines(keepends=True))
+        mine = savepoint_log.of_instance(parsed.savepoints, instance)
+        if parsed.bad_lines or not mine or foreign_line(mine, keys):
+            continue
+        yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
+        if not yours:
+            continue
+        highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
+        if best is None or highest > best[0]:
+            best = (highest, commit)
+    skipped = (
+        f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
+    )
+    if best is not None:
+        return best[1], (
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}"
+        )
+    if not read:
+        return start, f"no commit of its history holds {name}: not a precompact savepoint branch"
+    more = (
+        f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
+        if beyond
+        else " (the whole history)"
+    )
+    return (
+        start,
+        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}{skipped}",
+    )

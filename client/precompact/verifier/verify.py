@@ -50,8 +50,8 @@ class Report:
     unvouched: list[Finding] = field(default_factory=list)
     # Each savepoint checked, by (instance, sequence): the verifier's verdict per layer.
     layers: dict[tuple[str, int], dict[str, verdicts.Check]] = field(default_factory=dict)
-    # The snapshots the savepoint branch holds that logs/ lacks (`precompact restore`).
-    lacking: list[str] = field(default_factory=list)
+    # The snapshots the savepoint branch holds that logs/ lacks, and what logs/ holds that it lacks.
+    lacking: Lacking = field(default_factory=lambda: Lacking([], []))
     # Each on-chain record that holds savepoints past the last one logs/ has, said.
     chain_ahead: list[str] = field(default_factory=list)
     # The configured instance's branch as the remote stated it in this run (None: git not read).
@@ -87,13 +87,23 @@ class Report:
     def lacking_said(self) -> str | None:
         """What to say of the savepoints the remote or the chain holds that logs/ lacks, and of
         those still queued here, not written yet (None: it lacks none)."""
-        said = [lacking_notice(len(self.lacking))] if self.lacking else []
+        said = [self.lacking.notice] if self.lacking.notice else []
         return "; ".join([*said, *self.chain_ahead, *([self.queued] if self.queued else [])]) or None
 
 
-def lacking_notice(count: int) -> str:
-    """What every command says when logs/ lacks `count` savepoints the remote holds."""
-    return f"the remote holds {count} savepoint(s) that logs/ lacks: run `precompact restore`"
+@dataclass(frozen=True)
+class Lacking:
+    """The snapshot files the configured instance's savepoint branch holds that logs/ lacks
+    (`names`), and the instance's savepoints logs/ holds that the branch lacks (`only_here`):
+    with both, two chains that `precompact restore` keeps apart."""
+
+    names: list[str]
+    only_here: list[savepoint_log.Savepoint]
+
+    @property
+    def notice(self) -> str | None:
+        """What every command says of them (None: logs/ lacks none)."""
+        return savepoint_log.lacking_notice(len(self.names), self.only_here) if self.names else None
 
 
 def not_run(why: str) -> dict[str, verdicts.Check]:
@@ -336,35 +346,42 @@ def _locate_chunks(run: _Run, committed: list[savepoint_log.Savepoint]) -> None:
         run.remote.of_instance(instance).locate_chunks(pairs)
 
 
-def _lacking(branch: str, names: list[str]) -> list[Finding]:
+def _lacking(branch: str, lacking: Lacking) -> list[Finding]:
     """A finding for each savepoint the savepoint branch holds (here, or as fetched in this run)
     that logs/ lacks: a verify of logs/ alone would pass over them."""
+    step = (
+        "logs/ holds another chain of its instance (the headline says how to keep both)"
+        if lacking.only_here
+        else "run `precompact restore`"
+    )
     return [
-        Finding(None, "layer 2", f"{name} is on branch {branch} but not in logs/: run `precompact restore`")
-        for name in names
+        Finding(None, "layer 2", f"{name} is on branch {branch} but not in logs/: {step}") for name in lacking.names
     ]
 
 
-def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> list[str]:
+def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> Lacking:
     """The snapshot files the savepoint branch holds, here or as last fetched from the remote
     (refs only: no network), that the index in logs/ does not name, but for those another key
     signed (one saving under this instance's name: `restore` never brings them back, so sending
-    the user to it would loop)."""
+    the user to it would loop); with some, the instance's savepoints logs/ holds that the branch
+    lacks (restore keeps those apart: it would loop too)."""
     from precompact.remote import gitstore
 
     if not config.git_layer:
-        return []
+        return Lacking([], [])
     try:
         target = gitstore.Target.of(config)
         repo = gitstore.open_repository(target)
-        missing = gitstore.snapshot_names(repo, target) - {s.snapshot_file for s in folded}
+        held = gitstore.snapshot_names(repo, target)
+        missing = held - {s.snapshot_file for s in folded}
         if missing:
             missing -= team.others_snapshots(
                 repo, target, missing, team.your_keys(config, signed.configured_key(config))
             )
     except gitstore.GitStoreError:
-        return []
-    return sorted(missing)
+        return Lacking([], [])
+    only_here = [s for s in savepoint_log.of_instance(folded, config.instance) if s.snapshot_file not in held]
+    return Lacking(sorted(missing), only_here if missing else [])
 
 
 def verify_file(config: Config, path: Path) -> Report:

@@ -167,7 +167,9 @@ class Home:
 
 def _number(request: Request, name: str) -> int:
     value = request.query_params.get(name, "")
-    if not value.isdigit() or not 0 < int(value) < 1 << 63:
+    # ASCII digits only (`²` is a digit to str.isdigit, not to int), and no more than 1 << 63 has:
+    # int() refuses a string of over 4,300 digits with a ValueError, which would be a 500.
+    if not re.fullmatch("[0-9]{1,19}", value) or not 0 < int(value) < 1 << 63:
         raise pages.ViewerError(f"{name} must be a savepoint or entry number")
     return int(value)
 
