@@ -14,6 +14,7 @@ sequence number, so concurrent hooks form one chain.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import functools
 import hashlib
@@ -62,6 +63,13 @@ SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
 QUEUED_REASON = savepoint_log.QUEUED_REASON
+# The most a queue entry precompact writes holds: a savepoint's is a few hundred bytes, and a
+# compaction summary is cut to QUEUED_SUMMARY_MAX_CHARS (each at most 6 bytes in its JSON) before it
+# is queued. An entry larger than this, a link or anything but a regular file is none of
+# precompact's (it came with a copied logs/): it is removed unread.
+QUEUED_SUMMARY_MAX_CHARS = 2 << 20
+QUEUE_ENTRY_MAX_BYTES = 16 << 20
+NOT_STAMPED = "not written by this machine (no stamp of its key)"
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -437,16 +445,19 @@ def create_savepoint(
     recovery: Recovery | None = None,
     lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
     queued: str | None = None,
+    held: Callable[[list[savepoint_log.Savepoint]], savepoint_log.Savepoint | None] | None = None,
 ) -> WrittenSnapshot:
     """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
-    entry it is made from, removed under the same lock once the event is appended."""
+    entry it is made from, removed under the same lock once the event is appended. Under that
+    lock, a queued savepoint is written only while its entry is still there (another writer, the
+    worker, `precompact flush` or a compaction's session start, may have written it while this
+    one waited) and `held` (given the instance's savepoints as the index is then) names none that
+    already holds what it would (its entry is then removed unwritten): AlreadyWritten otherwise."""
     with savepoint_log.locked(settings.logs, lock_timeout):
-        if queued is not None and not _still_queued(settings.logs, queued):
-            # Another process (the worker, or a session start after a compaction) wrote it
-            # while this one waited for the lock: written again, it would be a second savepoint.
-            raise AlreadyWritten(queued)
         index = savepoint_log.read(settings.logs)
         mine = savepoint_log.of_instance(index.savepoints, settings.instance)
+        if queued is not None:
+            _still_needed(settings.logs, queued, held(mine) if held is not None else None)
         previous = mine[-1] if mine else None
         if previous is not None and not settings.vouched(previous):
             # Its hash would be this savepoint's predecessor: the chain would refuse every
@@ -553,9 +564,7 @@ def queue(settings: Settings, session: Session, end: int | None = None) -> None:
         end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    entry = orjson.dumps({"session": session.as_dict(), "end": end})
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}.json"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(QUEUE_PURPOSE, entry))
+    _enqueue(settings, QUEUE_PURPOSE, orjson.dumps({"session": session.as_dict(), "end": end}), ".json")
 
 
 class QueuedSummary(Record, frozen=True):
@@ -573,11 +582,19 @@ class QueuedSummary(Record, frozen=True):
 
 def queue_summary(settings: Settings, summary: QueuedSummary) -> None:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
-    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it."""
+    are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
+    Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound."""
     import orjson
 
-    name = f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
-    logs_dir.write_atomic(settings.logs, name, provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict())))
+    cut = summary.replace(summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS])
+    _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
+
+
+def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> None:
+    stored = provenance.stamped(purpose, entry)
+    if len(stored) > QUEUE_ENTRY_MAX_BYTES:  # the event's own fields (a path, instructions) that long
+        raise OSError(errno.EFBIG, f"the queue entry would be {len(stored)} bytes, over {QUEUE_ENTRY_MAX_BYTES}")
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{suffix}", stored)
 
 
 def queued(logs: Path) -> list[str]:
@@ -589,108 +606,231 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
-def queued_savepoints(logs: Path) -> int:
-    """How many savepoints hooks left queued (the index lock busy) that are not written yet."""
-    return sum(not name.endswith(SUMMARY_SUFFIX) for name in queued(logs))
+class QueueEntry(Record, frozen=True):
+    """A queue entry as read: a savepoint's (`session`, read up to `end`), a compaction summary's
+    (`summary`), or neither: one this machine did not make (no stamp of its key), or `refused`
+    (why it is no file precompact writes: a link, a FIFO, over QUEUE_ENTRY_MAX_BYTES)."""
+
+    name: str
+    session: Session | None = None
+    end: int | None = None
+    summary: QueuedSummary | None = None
+    refused: str | None = None
 
 
-class QueuedWritten(Record):
-    """What `write_queued` wrote: how many savepoints, and the summaries recorded (each with the
-    savepoint it was recorded for)."""
-
-    savepoints: int
-    summaries: list[QueuedSummary]
-
-
-def write_queued(settings: Settings) -> QueuedWritten:
-    """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
-    save of a large transcript can take for the index lock), oldest first. An entry this machine
-    did not make, or that does not read as one, is removed unread; so is a summary whose
-    session has no savepoint."""
-    written = 0
-    summaries: list[QueuedSummary] = []
-    for name in queued(settings.logs):
-        stored = _queue_entry(settings.logs, name)
-        if stored is None:
-            continue  # written by a session start after a compaction (`write_queued_savepoints`)
-        if name.endswith(SUMMARY_SUFFIX):
-            recorded = _record_summary(settings, name, _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored)))
-            summaries.extend([recorded] if recorded is not None else [])
+def queue_entries(logs: Path) -> list[QueueEntry]:
+    """Each entry of the queue as it reads now, oldest first (one written meanwhile, and so gone,
+    is left out). Nothing is followed, and nothing read past the bound of what precompact writes."""
+    found = []
+    for name in queued(logs):
+        try:
+            stored = logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}", limit=QUEUE_ENTRY_MAX_BYTES)
+        except FileNotFoundError:
             continue
-        written += _write_queued_savepoint(settings, name, stored, QUEUED_LOCK_TIMEOUT_SECONDS)
-    return QueuedWritten(savepoints=written, summaries=summaries)
-
-
-def write_queued_savepoints(settings: Settings, lock_timeout: float) -> int:
-    """For a session start after a compaction: the queue's savepoints up to its first compaction
-    summary, written (waiting at most `lock_timeout` for the index lock; LockTimeout past it), so
-    that a savepoint PreCompact queued is briefed, and never recovered a second time. A summary,
-    and what follows it, stays for the worker: it records the summary with the savepoint it
-    follows and asks for what the summary left out. How many savepoints were written."""
-    written = 0
-    until = time.monotonic() + lock_timeout
-    for name in queued(settings.logs):
+        except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
+            found.append(QueueEntry(name, refused=str(e)))
+            continue
         if name.endswith(SUMMARY_SUFFIX):
-            break
-        stored = _queue_entry(settings.logs, name)
-        if stored is not None:
-            written += _write_queued_savepoint(settings, name, stored, max(until - time.monotonic(), 0.0))
-    return written
+            found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
+        else:
+            session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+            found.append(QueueEntry(name, session=session, end=end))
+    return found
 
 
-def queued_reach(logs: Path, session_id: str) -> int:
+def queued_reach(logs: Path, session_id: str | None) -> int:
     """How far into its transcript the furthest savepoint queued for `session_id` will read (0
     for none, or one whose end is unknown): local/capture.py counts it as covered, as the
-    worker will write it. Only an entry this machine made counts."""
-    reach = 0
-    for name in queued(logs):
-        stored = None if name.endswith(SUMMARY_SUFFIX) else _queue_entry(logs, name)
-        if stored is None:
-            continue
-        session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is not None and session.session_id == session_id and end is not None:
-            reach = max(reach, end)
-    return reach
-
-
-def _queue_entry(logs: Path, name: str) -> bytes | None:
-    """The queue entry `name` as stored; None when another process has taken it since it was
-    listed."""
+    worker will write it. Only an entry this machine made counts; a queue that cannot be read
+    counts none (its writer says why, not a hook)."""
     try:
-        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}")
-    except FileNotFoundError:
+        entries = queue_entries(logs) if session_id and queued(logs) else []
+    except OSError:  # ConfinementError: its folder is a link, say
+        return 0
+    return max(
+        (
+            entry.end
+            for entry in entries
+            if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+        ),
+        default=0,
+    )
+
+
+def queued_savepoints(logs: Path) -> int:
+    """How many savepoints this machine's hooks left queued (the index lock busy) that are not
+    written yet (entries it did not make are not counted; a queue that cannot be read counts
+    none: `queued_notice` says why)."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError:
+        return 0
+    return sum(entry.session is not None for entry in entries)
+
+
+def queued_notice(logs: Path) -> str | None:
+    """What every command says while savepoints or compaction summaries this machine queued are
+    not written yet (None: none are). Entries it did not make are not counted: they hold nothing
+    of its, and the next writer removes them unread."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError as e:  # ConfinementError: its folder is a link, say
+        return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
+    savepoints = sum(entry.session is not None for entry in entries)
+    summaries = sum(entry.summary is not None for entry in entries)
+    if not savepoints and not summaries:
         return None
-
-
-def _write_queued_savepoint(settings: Settings, name: str, stored: bytes, lock_timeout: float) -> int:
-    """Writes the savepoint of queue entry `name` (`stored`): 1, or 0 when it was not one this
-    machine made (removed unread) or another process wrote it first."""
-    session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-    if session is None:
-        _unqueue(settings.logs, name)
-        return 0
-    recovery = Recovery(QUEUED_REASON, end) if end is not None else None
-    try:
-        with _read_again(session) as again:
-            create_savepoint(settings, again, recovery=recovery, lock_timeout=lock_timeout, queued=name)
-    except AlreadyWritten:
-        return 0
-    return 1
+    said = [f"{savepoints} savepoint(s)"] if savepoints else []
+    said += [f"{summaries} compaction summary(ies)"] if summaries else []
+    return (
+        f"{' and '.join(said)} queued by a hook (the index was busy) and not written yet "
+        f"(logs/{QUEUE_DIR}/): run `precompact flush`"
+    )
 
 
 class AlreadyWritten(Exception):
-    """The queue entry a savepoint was to be made from is gone: another process wrote it."""
+    """A queued savepoint left unwritten: `by`, a savepoint that already holds what it would
+    (its entry removed), or None when its entry is gone (another process, the worker, `precompact
+    flush` or a compaction's session start, wrote it while this one waited for the index lock:
+    written again, it would be a second savepoint)."""
+
+    def __init__(self, by: savepoint_log.Savepoint | None) -> None:
+        super().__init__(by)
+        self.by = by
 
 
-def _still_queued(logs: Path, name: str) -> bool:
-    """Whether queue entry `name` is still there (checked under the index lock, which every
-    writer of a queued savepoint holds while it writes the savepoint and removes the entry)."""
+def _still_needed(logs: Path, name: str, holder: savepoint_log.Savepoint | None) -> None:
+    """Under the index lock: AlreadyWritten unless queue entry `name` is still there and no
+    savepoint (`holder`) holds what it would (the entry is then removed)."""
     try:
         with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
             os.stat(name, dir_fd=waiting, follow_symlinks=False)
+            if holder is not None:
+                os.unlink(name, dir_fd=waiting)
     except FileNotFoundError:
-        return False
-    return True
+        raise AlreadyWritten(None) from None
+    if holder is not None:
+        raise AlreadyWritten(holder)
+
+
+class QueuedWritten(Record):
+    """What `write_queued` did: how many savepoints it wrote, the summaries it recorded (each
+    with the savepoint it was recorded for), one line for each entry it removed unread, left
+    unwritten as held already, or could not write (naming why), how many of this machine's
+    entries it left queued, and how many of those failed (not the index lock: the user's to fix)."""
+
+    savepoints: int = 0
+    summaries: list[QueuedSummary] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    left: int = 0
+    failed: int = 0
+
+
+def write_queued(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+) -> QueuedWritten:
+    """Writes the savepoint or the compaction summary of each queue entry (waiting for the index
+    lock, at each entry, as long as a save of a large transcript can take), oldest first. An
+    entry this machine did not make, or that is no file precompact writes (a link, a FIFO,
+    oversized), is removed unread; so is a summary whose session has no savepoint. A savepoint
+    that `held` (the instance's savepoints then, the entry's session and end) finds held already
+    is not written again. One entry that fails is said and left queued, and the rest are written
+    all the same, but for a summary waiting for its session's queued savepoint; the index lock
+    busy past the wait stops the run (every entry would wait as long)."""
+    return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, whole=True)
+
+
+def write_queued_savepoints(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    lock_timeout: float,
+) -> QueuedWritten:
+    """For a session start after a compaction: the queue's savepoints up to its first compaction
+    summary, written as `write_queued` writes them but within `lock_timeout` in all, so that a
+    savepoint PreCompact queued is briefed, and never recovered a second time. A summary, and
+    what follows it, stays for the worker: it records the summary with the savepoint it follows
+    and asks for what the summary left out. So does an entry none of this machine's: the worker
+    removes it and says so in its log, which a hook has none of."""
+    until = time.monotonic() + lock_timeout
+    return _write_queue(settings, held, lambda: max(until - time.monotonic(), 0.0), whole=False)
+
+
+def _write_queue(
+    settings: Settings,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    lock_wait: Callable[[], float],
+    whole: bool,
+) -> QueuedWritten:
+    """`write_queued` (`whole`) or `write_queued_savepoints`, each entry waiting `lock_wait()`
+    for the index lock."""
+    done = QueuedWritten()
+    stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
+    entries = queue_entries(settings.logs)
+    for position, entry in enumerate(entries):
+        shown = f"logs/{QUEUE_DIR}/{entry.name}"
+        session, summary = entry.session, entry.summary
+        if summary is not None and not whole:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            break
+        if session is None and summary is None:
+            if not whole:
+                continue
+            # A refusal's own advice ("remove it") is what this does.
+            why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
+            removed, said = _remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}")
+            done.notes.append(said)
+            if not removed:  # still there, the user's to remove: no worker goes round for it
+                done.left += 1
+                done.failed += 1
+            continue
+        try:
+            if session is not None:
+                _write_queued_savepoint(settings, entry, session, lock_wait(), held)
+                done.savepoints += 1
+            elif summary is not None and summary.sequence is None and summary.session_id in stuck:
+                done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
+            elif summary is not None:
+                recorded = _record_summary(settings, entry.name, summary)
+                done.summaries.extend([recorded] if recorded is not None else [])
+        except AlreadyWritten as e:
+            if e.by is not None:
+                done.notes.append(
+                    f"queued savepoint {shown} not written again: savepoint {e.by.sequence} of its session holds what it would"
+                )
+        except savepoint_log.LockTimeout as e:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            done.notes.append(f"queued savepoints not written yet: {e}")
+            break
+        except (PrecompactError, OSError) as e:
+            done.left += 1
+            done.failed += 1
+            stuck.add(session.session_id if session else None)
+            done.notes.append(f"queued {'savepoint' if session else 'summary'} {shown} not written yet: {e}")
+    return done
+
+
+def _write_queued_savepoint(
+    settings: Settings,
+    entry: QueueEntry,
+    session: Session,
+    lock_timeout: float,
+    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+) -> None:
+    """Writes the savepoint of queue `entry` (of `session`) and removes the entry under the same
+    hold of the index lock: AlreadyWritten when another process wrote it first, or when `held`
+    finds a savepoint of the session that holds what it would. A forgotten project's document is
+    read again from its session file (`_read_again`), and `held` reads that one."""
+    recovery = Recovery(QUEUED_REASON, entry.end) if entry.end is not None else None
+    with _read_again(session) as again:
+        create_savepoint(
+            settings,
+            again,
+            recovery=recovery,
+            lock_timeout=lock_timeout,
+            queued=entry.name,
+            held=lambda saved: held(saved, again, entry.end),
+        )
 
 
 @contextlib.contextmanager
@@ -707,29 +847,43 @@ def _read_again(session: Session) -> Iterator[Session]:
         yield session.replace(transcript_path=read.transcript_path)
 
 
-def _unqueue(logs: Path, name: str) -> None:
-    with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
-        os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
+def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
+    """Removes queue entry `name` (a link itself, never what it names): whether it could, and
+    `said` with how it went."""
+    try:
+        logs_dir.remove(logs, f"{QUEUE_DIR}/{name}")
+    except OSError as e:  # a directory of that name, say: left, and said each time
+        return False, said.format(f"could not be removed ({e.strerror}; remove it)")
+    return True, said.format("removed unread")
 
 
-def _record_summary(settings: Settings, name: str, summary: QueuedSummary | None) -> QueuedSummary | None:
+def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> QueuedSummary | None:
     """Records the queued `summary` with its savepoint and removes its entry `name`, under one
-    hold of the index lock (a crash between the two records it twice, never loses it); the
-    summary as recorded (its savepoint's sequence filled in), or None when there was none to
-    record."""
+    hold of the index lock (a crash between the two records it twice, never loses it), while the
+    entry is still there (another writer may have recorded it meanwhile); the summary as recorded
+    (its savepoint's sequence filled in), or None when there was none to record."""
     with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
-        mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
-        if summary is not None and summary.sequence is not None:
+        try:
+            _still_needed(settings.logs, name, None)
+        except AlreadyWritten:
+            return None
+        mine = _session_savepoints(settings, summary.session_id)
+        if summary.sequence is not None:
             mine = [s for s in mine if s.sequence == summary.sequence]
-        if summary is not None and mine:
+        if mine:
             line = savepoint_log.marked(
                 mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
         _unqueue(settings.logs, name)
-    if summary is None or not mine:
+    if not mine:
         return None
     return summary.replace(sequence=mine[-1].sequence)
+
+
+def _unqueue(logs: Path, name: str) -> None:
+    with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
+        os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
