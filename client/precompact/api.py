@@ -96,19 +96,20 @@ def layers_wait(config: Config) -> str | None:
     return layers.layers_wait(config)
 
 
-def write_queued(config: Config) -> int:
-    """Writes the savepoints hooks left queued while the index lock was busy; how many
-    (ops.compaction)."""
+def write_queued(config: Config) -> snapshot.QueuedWritten:
+    """Writes the savepoints and summaries hooks left queued while the index lock was busy, each
+    entry on its own (ops.compaction); what was done, and a line for each entry not written."""
     from precompact.ops import compaction
 
     return compaction.write_queued(config)
 
 
-def start_worker(config: Config) -> int:
-    """Starts the background worker for the project (ops/background); its pid."""
-    from precompact.ops import background
+def queued_notice(config: Config) -> str | None:
+    """What to say while savepoints or summaries a hook queued are not written yet, naming
+    `precompact flush` (local.snapshot); None when none are."""
+    from precompact.local import snapshot
 
-    return background.spawn(config.root)
+    return snapshot.queued_notice(config.logs)
 
 
 def savepoints_queued(config: Config) -> bool:

@@ -77,7 +77,7 @@ def test_a_worker_killed_between_recording_a_queued_summary_and_asking_for_its_a
     assert [line["summary"] for line in index_lines(project) if line["event"] == "COMPACT_SUMMARY"] == ["CUT-SUMMARY"]
     assert not pending.exists()
     # The next worker: the entry is still there, the summary is not recorded again, the request made.
-    assert compaction.write_queued(configuration.load(project.path)) == 0
+    assert compaction.write_queued(configuration.load(project.path)).savepoints == 0
     assert pending.exists() and json.loads(pending.read_text())["sequence"] == 1
     assert [line["summary"] for line in index_lines(project) if line["event"] == "COMPACT_SUMMARY"] == ["CUT-SUMMARY"]
     assert not queue_entries(project)
@@ -221,7 +221,7 @@ def test_session_end_killed_at_any_point_leaves_its_savepoint_written_once(tmp_p
         assert wait_until(lambda: not queue_entries(project) and worker_finished(project.path), 120)
     else:  # the next worker (any later event's) takes the queue
         assert not savepoint_log.savepoints(project.logs) and len(queue_entries(project)) == 1
-        assert compaction.write_queued(configuration.load(project.path)) == 1
+        assert compaction.write_queued(configuration.load(project.path)).savepoints == 1
         assert not queue_entries(project)
     created = [line for line in index_lines(project) if line["event"] == "SAVEPOINT_CREATED"]
     assert len(created) == 1, created

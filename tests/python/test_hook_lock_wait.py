@@ -172,6 +172,34 @@ def test_a_savepoint_post_compact_recovers_and_its_summary_are_both_queued_and_w
     assert saved.session_id == after["session_id"] and saved.compact_summary == "RECOVERED-MARKER"
 
 
+@pytest.mark.slow
+def test_one_compaction_while_the_lock_is_held_is_queued_once_and_written_once_with_its_summary(tmp_path):
+    """PreCompact queues the savepoint; SessionStart(compact) and PostCompact find it queued (not
+    missing) and queue no copy of it; the worker writes one savepoint and records the summary on it
+    (review11a F5: three identical savepoints, each pushed and posted)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
+    session = {"session_id": "s-onecompaction"}
+    holder = index_lock(project)
+    try:
+        for event, extra in (
+            ("PreCompact", {}),
+            ("SessionStart", {"source": "compact"}),
+            ("PostCompact", {"compact_summary": "<summary>SUMMARY-MARKER</summary>"}),
+        ):
+            done = precompact(
+                project.path, "hook", stdin=payload(event, project.path, transcript.path, **session, **extra)
+            )
+            assert done.returncode == 0, (event, done.stderr)
+        first, second = queue_entries(project)
+        assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+    finally:
+        holder.stop()
+    assert wait_until(lambda: not queue_entries(project), 60), queue_entries(project)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.trigger, saved.compact_summary) == ("s-onecompaction", "auto", "SUMMARY-MARKER")
+
+
 def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path):
     """A summary entry that came with the project (no stamp of this machine's key) would put
     anyone's text in the index as a session's compaction summary: removed, never recorded."""
@@ -192,7 +220,10 @@ def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path)
     from precompact.config import settings as configuration
     from precompact.ops import compaction
 
-    assert compaction.write_queued(configuration.load(project.path)) == 0
+    done = compaction.write_queued(configuration.load(project.path))
+    assert (done.savepoints, done.left) == (0, 0)
+    [note] = done.notes
+    assert note.endswith("removed unread: not written by this machine (no stamp of its key)"), note
     assert not queue_entries(project)
     assert "PLANTED-SUMMARY" not in (project.logs / "precompact-savepoint.jsonl").read_text()
 
@@ -289,7 +320,7 @@ def test_a_queued_savepoint_another_process_wrote_first_is_not_written_again(tmp
     """The worker and a session start after a compaction may both take one queue entry: the one
     that gets the index lock second finds it gone, and writes nothing."""
     from precompact.config import settings as configuration
-    from precompact.local import snapshot
+    from precompact.local import capture, snapshot
     from precompact.ops import compaction
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
@@ -298,8 +329,8 @@ def test_a_queued_savepoint_another_process_wrote_first_is_not_written_again(tmp
     settings = compaction.layer_1(configuration.load(project.path))
     [name] = queue_entries(project)
     (project.logs / "precompact-queue" / name).unlink()  # taken by the other process
-    assert snapshot.write_entry(settings, name, 5.0) is None
-    assert snapshot.write_queued_savepoints(settings, 5.0) == 0
+    assert snapshot.write_entry(settings, name, 5.0, capture.holder) == snapshot.Taken()
+    assert snapshot.write_queued_savepoints(settings, capture.holder, 5.0).savepoints == 0
     assert savepoint_log.savepoints(project.logs) == []
     assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
 
@@ -332,10 +363,10 @@ KILLED_BEFORE_THE_INDEX_LINE = """
 import os, signal, sys
 from pathlib import Path
 from precompact.config import settings as configuration
-from precompact.local import savepoint_log, snapshot
+from precompact.local import capture, savepoint_log, snapshot
 from precompact.ops import compaction
 savepoint_log.append = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
-snapshot.write_queued_savepoints(compaction.layer_1(configuration.load(Path(sys.argv[1]))), 5.0)
+snapshot.write_queued_savepoints(compaction.layer_1(configuration.load(Path(sys.argv[1]))), capture.holder, 5.0)
 """
 
 
@@ -357,36 +388,35 @@ def test_a_hook_killed_writing_a_queued_savepoint_leaves_it_queued_for_the_next(
     assert "Restored from savepoint 1 of" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
-def test_flush_while_a_savepoint_a_hook_queued_is_not_written_says_queued_and_exits_3(tmp_path):
-    """A hook queued its savepoint (the index lock busy) and no worker has written it yet (one is
-    busy: the test holds the worker's lock, so the worker flush starts stops at once): flush is
-    not "up to date" while it waits (exit 3, `--json` state queued, naming what writes it and the
-    command to run then); once the worker has written it, the second flush pushes it (exit 0)."""
+def test_flush_while_a_savepoint_a_hook_queued_is_not_written_says_queued_and_exits_3(tmp_path, monkeypatch):
+    """A hook queued its savepoint (the index lock busy) and flush cannot write it either (the lock
+    still busy past its wait, shortened here): flush is not "up to date" while it waits (exit 3,
+    `--json` state queued on the layer, naming what writes it); once the lock is free, the next
+    flush writes it and pushes it (exit 0)."""
+    from precompact.local import snapshot
+    from support.commands import invoke
+
     project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
-    worker = LockHolder(project.logs / "precompact-worker.lock")
+    holder = index_lock(project)
     try:
-        holder = index_lock(project)
-        try:
-            ended = precompact(project.path, "hook", stdin=payload("SessionEnd", project.path, transcript.path))
-            assert ended.returncode == 0, ended.stderr
-        finally:
-            holder.stop()
+        ended = precompact(project.path, "hook", stdin=payload("SessionEnd", project.path, transcript.path))
+        assert ended.returncode == 0, ended.stderr
         assert len(queue_entries(project)) == 1
-        flushed = precompact(project.path, "flush", "--json")
-        assert flushed.returncode == 3, flushed.stdout + flushed.stderr
+        monkeypatch.chdir(project.path)
+        monkeypatch.setattr(snapshot, "QUEUED_LOCK_TIMEOUT_SECONDS", 0.2)
+        flushed = invoke("flush", "--json")
+        assert flushed.exit_code == 3, flushed.output
         layer_2 = json.loads(flushed.stdout)["layer_2"]
         assert layer_2["state"] == "queued", layer_2
         assert layer_2["problem"].startswith("1 savepoint(s) a hook left queued (the index lock was busy)"), layer_2
-        assert "run `precompact flush` again once `precompact status` lists them" in layer_2["problem"]
-        said = precompact(project.path, "flush")
-        assert said.returncode == 3 and "… Layer 2: queued: 1 savepoint(s) a hook left queued" in said.stdout
-        assert len(queue_entries(project)) == 1, "the worker's lock is held: nothing wrote it"
+        assert "`precompact flush` writes them first" in layer_2["problem"], layer_2
+        said = invoke("flush")
+        assert said.exit_code == 3 and "… Layer 2: queued: 1 savepoint(s) a hook left queued" in said.output
+        assert len(queue_entries(project)) == 1, "the index lock is held: nothing wrote it"
     finally:
-        worker.stop()
-    started = precompact(project.path, "flush")  # starts the worker, which writes and pushes it
-    assert started.returncode == 3, started.stdout
-    assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
-    assert wait_until(lambda: [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"], 30)
-    again = precompact(project.path, "flush")
-    assert again.returncode == 0 and "✓ Layer 2: up to date" in again.stdout, again.stdout
+        holder.stop()
+    again = invoke("flush")
+    assert again.exit_code == 0 and "✓ Layer 2: up to date" in again.output, again.output
+    assert queue_entries(project) == []
+    assert [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"]

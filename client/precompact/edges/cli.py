@@ -555,33 +555,40 @@ def doctor(as_json) -> None:
 @_instance_option
 @_json_option("Each layer's state")
 def flush(instance, as_json) -> None:
-    """Retry everything queued: commits, pushes and on-chain posts, in order (exit 3 while
-    something is still queued)."""
+    """Retry everything queued: the savepoints hooks queued (the index busy), then commits,
+    pushes and on-chain posts, in order (exit 3 while something is still queued)."""
     from precompact import api
 
     loaded = _load(instance)
+    # First, as the worker does: the savepoints to flush include those only a queue entry holds.
+    queue = api.write_queued(loaded)
+    for note in queue.notes:
+        terminal.echo(f"warning: {note}", err=True)
     outcome = api.flush(loaded)
-    if outcome.hook_queued:
-        # The worker writes what a hook queued (it alone takes the queue; one already running
-        # writes them before it ends, and this one then stops at once).
-        try:
-            api.start_worker(loaded)
-        except OSError as e:
-            terminal.echo(f"warning: the background worker could not start: {e}", err=True)
     for notice in outcome.notices:
         terminal.echo(f"warning: {notice}", err=True)
+    if queue.savepoints:
+        _say(f"Layer 1: wrote {queue.savepoints} savepoint(s) hooks had queued while the index was busy")
+    still_queued = api.queued_notice(loaded)
+    if still_queued:
+        _say(f"… Layer 1: {still_queued}")
     layers = _report(loaded, outcome)
     if as_json:
         _emit(
             {
                 "instance": loaded.instance,
+                "queue": {"written": queue.savepoints, "left": queue.left, "problems": queue.notes},
                 **layers,
                 "foreign_branch": outcome.foreign_branch,
                 "unvouched": outcome.unvouched,
             }
         )
-    if outcome.foreign_branch or outcome.unvouched:
+    # An entry that failed fails again until the user fixes what its line names; one the index
+    # lock kept waiting is queued, as a push is.
+    if outcome.foreign_branch or outcome.unvouched or queue.failed:
         sys.exit(EXIT_FAILED)
+    if still_queued:
+        sys.exit(EXIT_LAYER_PENDING)
     # Nothing left to retry, or not: a layer that is off has nothing to retry.
     pending = any(v["state"] in (LAYER_QUEUED, LAYER_WAITING) for v in layers.values())
     sys.exit(EXIT_LAYER_PENDING if pending else EXIT_DONE)
@@ -680,6 +687,7 @@ def status(only, remote, signers, as_json) -> None:
 
     clear = api.in_clear(loaded, savepoints)
     waiting = api.layers_wait(loaded)
+    queued = api.queued_notice(loaded)
     if as_json:
         rows = [
             {
@@ -710,12 +718,15 @@ def status(only, remote, signers, as_json) -> None:
                 "lacking_from_logs": len(api.lacking(loaded).names),
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
+                "queued": queued,
             }
         )
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
+    if queued:
+        terminal.echo(queued)
     if waiting:
         terminal.echo(f"Layer 2 {waiting}")
     instances = list(dict.fromkeys([loaded.instance, *(s.instance for s in savepoints)]))

@@ -97,17 +97,20 @@ def run(root: Path) -> None:
 
 def _write_queued(root: Path) -> bool:
     """Writes the savepoints hooks queued (the index lock busy), first: this worker may wait for
-    the lock, which a hook may not. Whether it could; a failure is logged, and the entries stay
-    queued for the next worker."""
+    the lock, which a hook may not. Whether it wrote every entry of this machine's; each entry not
+    written is logged (one that fails stays queued for the next worker or `precompact flush`, and
+    never keeps the others from being written)."""
     from precompact import api
     from precompact.errors import PrecompactError
 
     try:
-        api.write_queued(configuration.load(root))
-    except (PrecompactError, OSError) as e:
+        done = api.write_queued(configuration.load(root))
+    except (PrecompactError, OSError) as e:  # the queue itself cannot be read (logs/ refused)
         _log(f"queued savepoints not written yet: {e}")
         return False
-    return True
+    for note in done.notes:
+        _log(note)
+    return done.left == 0
 
 
 def _update_recall(loaded: configuration.Config) -> None:

@@ -12,7 +12,6 @@ transcript it read (`transcript_end`), which is what "covers" means here.
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import time
@@ -153,19 +152,47 @@ def recover(settings: snapshot.Settings, session: snapshot.Session, lock_timeout
     from precompact.local import snapshot
 
     until = time.monotonic() + lock_timeout
-    written = 0
-    with contextlib.suppress(savepoint_log.LockTimeout):
-        written = snapshot.write_queued_savepoints(settings, lock_timeout)
-    queued = snapshot.queued_reach(settings.logs, session.session_id) if session.session_id else 0
-    recovery = needed(savepoint_log.savepoints(settings.logs, settings.instance), session, queued)
+    written = snapshot.write_queued_savepoints(settings, holder, lock_timeout).savepoints
+    saved = savepoint_log.savepoints(settings.logs, settings.instance)
+    queued = snapshot.queued_reach(settings.logs, session.session_id)
+    recovery = needed(saved, session, queued)
     if recovery is None:
-        return QUEUED if queued else WRITTEN if written else None
+        return QUEUED if waiting(saved, session.session_id, queued) else WRITTEN if written else None
     try:
         snapshot.create_savepoint(settings, session, recovery=recovery, lock_timeout=max(until - time.monotonic(), 0.0))
     except savepoint_log.LockTimeout:
         snapshot.queue(settings, session, end=recovery.end)
         return QUEUED
     return WRITTEN
+
+
+def waiting(saved: list[savepoint_log.Savepoint], session_id: str | None, queued: int) -> bool:
+    """Whether the savepoint queued for `session_id` that reads `queued` bytes into its transcript
+    (snapshot.queued_reach) is still to come: it reads further than every one of the session's
+    savepoints written (one a savepoint already holds is dropped by its writer, unwritten)."""
+    return queued > max((reach(s) for s in of_session(saved, session_id)), default=0)
+
+
+def holder(
+    saved: list[savepoint_log.Savepoint], session: snapshot.Session, end: int | None
+) -> savepoint_log.Savepoint | None:
+    """The session's savepoint that already holds what a savepoint of `session` read up to byte
+    `end` would hold (a queued one, written later: local/snapshot.write_queued): one that read
+    that far, or else the furthest, when nothing said lies between where it stopped and `end`.
+    None when none does, or it cannot be told (no end given, a transcript that cannot be read)."""
+    mine = [s for s in of_session(saved, session.session_id) if not is_empty(s)]
+    if not mine or end is None or not session.transcript_path:
+        return None
+    from precompact.transcript.claude_code import whole_lines_end
+
+    furthest = max(mine, key=reach)
+    covered = reach(furthest)
+    if covered >= end:
+        return furthest
+    path = Path(session.transcript_path)
+    if covered == 0 or whole_lines_end(path) < covered or _says_anything(path, covered, end):
+        return None
+    return furthest
 
 
 def to_brief(

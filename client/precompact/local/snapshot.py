@@ -14,6 +14,7 @@ sequence number, so concurrent hooks form one chain.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import functools
 import hashlib
@@ -62,6 +63,13 @@ SUMMARY_SUFFIX = "-summary.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
 QUEUED_REASON = savepoint_log.QUEUED_REASON
+# The most a queue entry precompact writes holds: a savepoint's is a few hundred bytes, and a
+# compaction summary is cut to QUEUED_SUMMARY_MAX_CHARS (each at most 6 bytes in its JSON) before it
+# is queued. An entry larger than this, a link or anything but a regular file is none of
+# precompact's (it came with a copied logs/): it is removed unread.
+QUEUED_SUMMARY_MAX_CHARS = 2 << 20
+QUEUE_ENTRY_MAX_BYTES = 16 << 20
+NOT_STAMPED = "not written by this machine (no stamp of its key)"
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -568,9 +576,7 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
-    name = f"{time.time_ns():020d}-{os.getpid()}.json"
-    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", provenance.stamped(QUEUE_PURPOSE, entry))
-    return name
+    return _enqueue(settings, QUEUE_PURPOSE, entry, ".json")
 
 
 class QueuedSummary(Record, frozen=True):
@@ -589,17 +595,27 @@ class QueuedSummary(Record, frozen=True):
 def queue_summary(settings: Settings, summary: QueuedSummary) -> str:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
     are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
-    The entry's name, for `record_summary`."""
-    name = f"{time.time_ns():020d}-{os.getpid()}{SUMMARY_SUFFIX}"
-    _write_summary_entry(settings, name, summary)
+    Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound. The
+    entry's name, for `record_summary`."""
+    import orjson
+
+    cut = summary.replace(summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS])
+    return _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
+
+
+def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> str:
+    """A new queue entry holding `entry`; its name."""
+    name = f"{time.time_ns():020d}-{os.getpid()}{suffix}"
+    _store(settings, name, purpose, entry)
     return name
 
 
-def _write_summary_entry(settings: Settings, name: str, summary: QueuedSummary) -> None:
-    import orjson
-
-    stamped = provenance.stamped(SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
-    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", stamped)
+def _store(settings: Settings, name: str, purpose: str, entry: bytes) -> None:
+    """Writes queue entry `name`, stamped for `purpose`; never larger than its readers read."""
+    stored = provenance.stamped(purpose, entry)
+    if len(stored) > QUEUE_ENTRY_MAX_BYTES:  # the event's own fields (a path, instructions) that long
+        raise OSError(errno.EFBIG, f"the queue entry would be {len(stored)} bytes, over {QUEUE_ENTRY_MAX_BYTES}")
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", stored)
 
 
 def queued(logs: Path) -> list[str]:
@@ -611,84 +627,228 @@ def queued(logs: Path) -> list[str]:
         return []
 
 
-def queued_savepoints(logs: Path) -> int:
-    """How many savepoints hooks left queued (the index lock busy) that are not written yet."""
-    return sum(not name.endswith(SUMMARY_SUFFIX) for name in queued(logs))
+class QueueEntry(Record, frozen=True):
+    """A queue entry as read: a savepoint's (`session`, read up to `end`), a compaction summary's
+    (`summary`), or neither: one this machine did not make (no stamp of its key), or `refused`
+    (why it is no file precompact writes: a link, a FIFO, over QUEUE_ENTRY_MAX_BYTES)."""
+
+    name: str
+    session: Session | None = None
+    end: int | None = None
+    summary: QueuedSummary | None = None
+    refused: str | None = None
 
 
-def write_queued(settings: Settings, summary_recorded: Callable[[QueuedSummary], None]) -> int:
-    """Writes the savepoint or the compaction summary of each queue entry (waiting as long as a
-    save of a large transcript can take for the index lock), oldest first; `summary_recorded`
-    is told of each summary once it is recorded (its savepoint's sequence filled in), before its
-    entry is removed. An entry this machine did not make, or that does not read as one, is
-    removed unread; so is a summary whose session has no savepoint. How many savepoints."""
-    written = 0
-    for name in queued(settings.logs):
-        if name.endswith(SUMMARY_SUFFIX):
-            record_summary(settings, name, QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
+def queue_entries(logs: Path) -> list[QueueEntry]:
+    """Each entry of the queue as it reads now, oldest first (one written meanwhile, and so gone,
+    is left out). Nothing is followed, and nothing read past the bound of what precompact writes."""
+    found = []
+    for name in queued(logs):
+        try:
+            stored = _read_entry(logs, name)
+        except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
+            found.append(QueueEntry(name, refused=str(e)))
             continue
-        written += write_entry(settings, name, QUEUED_LOCK_TIMEOUT_SECONDS) is not None
-    return written
-
-
-def write_entry(settings: Settings, name: str, lock_timeout: float) -> WrittenSnapshot | None:
-    """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
-    the index lock (the hook that queued it, the worker, or a session start after a compaction:
-    whichever takes the lock first); None when another process wrote it first (the entry gone,
-    or an index line naming it: killed before its removal), or it is not an entry this machine
-    made (then removed unread). LockTimeout when the lock stays busy past `lock_timeout`."""
-    with savepoint_log.locked(settings.logs, lock_timeout):
-        stored = _queue_entry(settings.logs, name)
         if stored is None:
-            return None
+            continue
+        if name.endswith(SUMMARY_SUFFIX):
+            found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
+        else:
+            session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+            found.append(QueueEntry(name, session=session, end=end))
+    return found
+
+
+def _read_entry(logs: Path, name: str) -> bytes | None:
+    """Queue entry `name` as stored, read no further than precompact writes one (ConfinementError
+    past that, or for a link or anything but a regular file); None when another process has
+    taken it since it was listed."""
+    try:
+        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}", limit=QUEUE_ENTRY_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+
+
+def queued_reach(logs: Path, session_id: str | None) -> int:
+    """How far into its transcript the furthest savepoint queued for `session_id` will read (0
+    for none, or one whose end is unknown): local/capture.py counts it as covered, as the
+    worker will write it. Only an entry this machine made counts; a queue that cannot be read
+    counts none (its writer says why, not a hook)."""
+    try:
+        entries = queue_entries(logs) if session_id and queued(logs) else []
+    except OSError:  # ConfinementError: its folder is a link, say
+        return 0
+    return max(
+        (
+            entry.end
+            for entry in entries
+            if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+        ),
+        default=0,
+    )
+
+
+def queued_savepoints(logs: Path) -> int:
+    """How many savepoints this machine's hooks left queued (the index lock busy) that are not
+    written yet (entries it did not make are not counted; a queue that cannot be read counts
+    none: `queued_notice` says why)."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError:
+        return 0
+    return sum(entry.session is not None for entry in entries)
+
+
+def queued_notice(logs: Path) -> str | None:
+    """What every command says while savepoints or compaction summaries this machine queued are
+    not written yet (None: none are). Entries it did not make are not counted: they hold nothing
+    of its, and the next writer removes them unread."""
+    try:
+        entries = queue_entries(logs) if queued(logs) else []
+    except OSError as e:  # ConfinementError: its folder is a link, say
+        return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
+    savepoints = sum(entry.session is not None for entry in entries)
+    summaries = sum(entry.summary is not None for entry in entries)
+    if not savepoints and not summaries:
+        return None
+    said = [f"{savepoints} savepoint(s)"] if savepoints else []
+    said += [f"{summaries} compaction summary(ies)"] if summaries else []
+    return (
+        f"{' and '.join(said)} queued by a hook (the index was busy) and not written yet "
+        f"(logs/{QUEUE_DIR}/): run `precompact flush`"
+    )
+
+
+# Given the instance's savepoints under the index lock, a queued savepoint's session (its
+# document as read again) and the byte its entry reads to: the session's savepoint that already
+# holds what it would (local/capture.holder), or None.
+Held = Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None]
+
+
+class QueuedWritten(Record):
+    """What `write_queued` did: how many savepoints it wrote, one line for each entry it removed
+    unread, left unwritten as held already, or could not write (naming why), how many of this
+    machine's entries it left queued, and how many of those failed (not the index lock: the
+    user's to fix)."""
+
+    savepoints: int = 0
+    notes: list[str] = field(default_factory=list)
+    left: int = 0
+    failed: int = 0
+
+
+def write_queued(settings: Settings, held: Held, summary_recorded: Callable[[QueuedSummary], None]) -> QueuedWritten:
+    """Writes the savepoint or the compaction summary of each queue entry (waiting for the index
+    lock, at each entry, as long as a save of a large transcript can take), oldest first;
+    `summary_recorded` is told of each summary once it is recorded (its savepoint's sequence
+    filled in), before its entry is removed. An entry this machine did not make, or that is no
+    file precompact writes (a link, a FIFO, oversized), is removed unread; so is a summary whose
+    session has no savepoint. A savepoint that `held` finds held already is not written again.
+    One entry that fails is said and left queued, and the rest are written all the same, but for
+    a summary waiting for its session's queued savepoint; the index lock busy past the wait stops
+    the run (every entry would wait as long)."""
+    return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
+
+
+def write_queued_savepoints(settings: Settings, held: Held, lock_timeout: float) -> QueuedWritten:
+    """For a session start after a compaction: the queue's savepoints up to its first compaction
+    summary, written as `write_queued` writes them but within `lock_timeout` in all, so that a
+    savepoint PreCompact queued is briefed, and never recovered a second time. A summary, and
+    what follows it, stays for the worker: it records the summary with the savepoint it follows
+    and asks for what the summary left out. So does an entry none of this machine's: the worker
+    removes it and says so in its log, which a hook has none of."""
+    until = time.monotonic() + lock_timeout
+    return _write_queue(settings, held, lambda: max(until - time.monotonic(), 0.0), None)
+
+
+def _write_queue(
+    settings: Settings,
+    held: Held,
+    lock_wait: Callable[[], float],
+    summary_recorded: Callable[[QueuedSummary], None] | None,
+) -> QueuedWritten:
+    """`write_queued`, or with no `summary_recorded` `write_queued_savepoints`, each entry
+    waiting `lock_wait()` for the index lock."""
+    done = QueuedWritten()
+    stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
+    entries = queue_entries(settings.logs)
+    for position, entry in enumerate(entries):
+        shown = f"logs/{QUEUE_DIR}/{entry.name}"
+        session, summary = entry.session, entry.summary
+        if summary is not None and summary_recorded is None:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            break
+        if session is None and summary is None:
+            if summary_recorded is None:
+                continue
+            # A refusal's own advice ("remove it") is what this does.
+            why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
+            removed, said = _remove_unread(settings.logs, entry.name, f"queue entry {shown} {{}}: {why}")
+            done.notes.append(said)
+            if not removed:  # still there, the user's to remove: no worker goes round for it
+                done.left += 1
+                done.failed += 1
+            continue
+        try:
+            if session is not None:
+                taken = write_entry(settings, entry.name, lock_wait(), held)
+                done.savepoints += taken.written is not None
+                if taken.held_by is not None:
+                    done.notes.append(
+                        f"queued savepoint {shown} not written again: savepoint {taken.held_by.sequence} of its session holds what it would"
+                    )
+            elif summary is not None and summary.sequence is None and summary.session_id in stuck:
+                done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
+            elif summary is not None and summary_recorded is not None:
+                record_summary(settings, entry.name, lock_wait(), summary_recorded)
+        except savepoint_log.LockTimeout as e:
+            done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
+            done.notes.append(f"queued savepoints not written yet: {e}")
+            break
+        except (PrecompactError, OSError) as e:
+            done.left += 1
+            done.failed += 1
+            stuck.add(session.session_id if session else None)
+            done.notes.append(f"queued {'savepoint' if session else 'summary'} {shown} not written yet: {e}")
+    return done
+
+
+class Taken(Record, frozen=True):
+    """What `write_entry` did with a queue entry: `written`, the savepoint it wrote; `held_by`, a
+    savepoint of its session that already holds what it would (the entry removed unwritten);
+    neither: another process wrote it first (the entry gone, or an index line naming it), or it
+    is none of this machine's (removed unread)."""
+
+    written: WrittenSnapshot | None = None
+    held_by: savepoint_log.Savepoint | None = None
+
+
+def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) -> Taken:
+    """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
+    the index lock (the hook that queued it, the worker, `precompact flush` or a compaction's
+    session start: whichever takes the lock first), unless it is written already: its entry
+    gone, or an index line naming it (a writer killed between that line and the entry's
+    removal), or `held` finding a savepoint of its session that holds what it would (one
+    compaction's events each queued it, or a later save of the session came first). A forgotten
+    project's document is read again from its session file (`_read_again`), and `held` reads
+    that one. LockTimeout when the lock stays busy past `lock_timeout`."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        stored = _read_entry(settings.logs, name)
+        if stored is None:
+            return Taken()
         session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
         if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
-            return None
-        recovery = Recovery(reason, end) if reason is not None and end is not None else None
+            return Taken()
         with _read_again(session) as again:
+            holder = held(savepoint_log.savepoints(settings.logs, settings.instance), again, end)
+            if holder is not None:
+                _unqueue(settings.logs, name)
+                return Taken(held_by=holder)
+            recovery = Recovery(reason, end) if reason is not None and end is not None else None
             written = _create_locked(settings, again, None, recovery, until=end, queued=name)
     _register(settings)
-    return written
-
-
-def write_queued_savepoints(settings: Settings, lock_timeout: float) -> int:
-    """For a session start after a compaction: the queue's savepoints up to its first compaction
-    summary, written (waiting at most `lock_timeout` for the index lock; LockTimeout past it), so
-    that a savepoint PreCompact queued is briefed, and never recovered a second time. A summary,
-    and what follows it, stays for the worker: it records the summary with the savepoint it
-    follows and asks for what the summary left out. How many savepoints were written."""
-    written = 0
-    until = time.monotonic() + lock_timeout
-    for name in queued(settings.logs):
-        if name.endswith(SUMMARY_SUFFIX):
-            break
-        written += write_entry(settings, name, max(until - time.monotonic(), 0.0)) is not None
-    return written
-
-
-def queued_reach(logs: Path, session_id: str) -> int:
-    """How far into its transcript the furthest savepoint queued for `session_id` will read (0
-    for none, or one whose end is unknown): local/capture.py counts it as covered, as the
-    worker will write it. Only an entry this machine made counts."""
-    reach = 0
-    for name in queued(logs):
-        stored = None if name.endswith(SUMMARY_SUFFIX) else _queue_entry(logs, name)
-        if stored is None:
-            continue
-        session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-        if session is not None and session.session_id == session_id and end is not None:
-            reach = max(reach, end)
-    return reach
-
-
-def _queue_entry(logs: Path, name: str) -> bytes | None:
-    """The queue entry `name` as stored; None when another process has taken it since it was
-    listed."""
-    try:
-        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}")
-    except FileNotFoundError:
-        return None
+    return Taken(written=written)
 
 
 @contextlib.contextmanager
@@ -705,6 +865,16 @@ def _read_again(session: Session) -> Iterator[Session]:
         yield session.replace(transcript_path=read.transcript_path)
 
 
+def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
+    """Removes queue entry `name` (a link itself, never what it names): whether it could, and
+    `said` with how it went."""
+    try:
+        logs_dir.remove(logs, f"{QUEUE_DIR}/{name}")
+    except OSError as e:  # a directory of that name, say: left, and said each time
+        return False, said.format(f"could not be removed ({e.strerror}; remove it)")
+    return True, said.format("removed unread")
+
+
 def _unqueue(logs: Path, name: str) -> None:
     with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
         os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
@@ -717,12 +887,13 @@ def record_summary(
     addendum is asked for there), then removes the entry, all under one hold of the index lock: a
     process killed anywhere in between leaves the entry, and the next one to take it records the
     summary once (the savepoint it was for is written into the entry first, and its line names
-    the entry) and tells `recorded` again, so what follows from it is never lost. LockTimeout when the index lock stays busy past `lock_timeout` (the
-    entry then waits for the worker)."""
+    the entry) and tells `recorded` again, so what follows from it is never lost. An entry gone
+    meanwhile was recorded by another writer; one that does not read as a summary of this
+    machine's, or whose savepoint is not in the index, is removed. LockTimeout when the index
+    lock stays busy past `lock_timeout` (the entry then waits for the worker)."""
     with savepoint_log.locked(settings.logs, lock_timeout):
-        try:
-            stored = logs_dir.read_bytes(settings.logs, f"{QUEUE_DIR}/{name}")
-        except FileNotFoundError:  # taken by another process meanwhile
+        stored = _read_entry(settings.logs, name)
+        if stored is None:  # taken by another process meanwhile
             return
         summary = _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))
         mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
@@ -734,8 +905,10 @@ def record_summary(
         if summary.sequence is None:
             # The session's latest now; a later savepoint of the session must not take it over
             # when a killed worker's successor records it.
+            import orjson
+
             summary = summary.replace(sequence=mine[-1].sequence)
-            _write_summary_entry(settings, name, summary)
+            _store(settings, name, SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
         if not savepoint_log.from_queue_entry(settings.logs, name):
             line = savepoint_log.marked(
                 mine[-1],

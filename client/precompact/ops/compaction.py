@@ -74,6 +74,14 @@ class Briefing(Record):
     lock_until: float
 
 
+class QueuedBriefing(Record):
+    """A session just compacted whose compaction's savepoint is queued, not written yet (the index
+    busy at its hooks): it is told so in fixed words, naming the session's `previous` savepoint
+    (None: it has none) without claiming it holds this compaction, and nothing is recorded as given."""
+
+    previous: savepoint_log.Savepoint | None
+
+
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     """A savepoint before the compaction (none when nothing was said since the session's last),
     the worker started for Layers 2 and 3; returns the note for Claude Code's summariser ("" for
@@ -128,12 +136,15 @@ def layer_1(loaded: configuration.Config) -> snapshot.Settings:
     return snapshot.Settings.of(loaded, vouched)
 
 
-def write_queued(loaded: configuration.Config) -> int:
+def write_queued(loaded: configuration.Config) -> snapshot.QueuedWritten:
     """The savepoints and compaction summaries hooks left queued (the index lock busy), written
-    (each summary's addendum then asked for, as PostCompact asks); how many savepoints."""
-    from precompact.local import snapshot
+    (each summary's addendum then asked for, as PostCompact asks), but for a savepoint one of the
+    session's already holds (capture.holder: the three events of one compaction each found it
+    missing, or a later save of the session was written first); what was done, with a line for
+    each entry not written. The worker and `precompact flush` both write the queue through here."""
+    from precompact.local import capture, snapshot
 
-    return snapshot.write_queued(layer_1(loaded), lambda recorded: summary_recorded(loaded, recorded))
+    return snapshot.write_queued(layer_1(loaded), capture.holder, lambda recorded: summary_recorded(loaded, recorded))
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:
@@ -227,16 +238,19 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
     kept_summary, recovered = _recover(payload, loaded, agent, until)
     session_id = _text(payload, "session_id")
     # This session's savepoint only: another session's compaction summary is not its own.
-    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    mine = capture.of_session(saved, session_id)
     latest = mine[-1] if mine else None
-    if (latest is None and recovered != capture.QUEUED) or session_id is None:
+    # Its savepoint queued, by this event's recovery or an earlier event of the compaction.
+    waiting = _compaction_queued(loaded, saved, session_id, recovered)
+    if (latest is None and not waiting) or session_id is None:
         return False
     text = _text(payload, "compact_summary") or kept_summary or ""
     summary, trigger = _redacted_summary(loaded, text), _trigger(payload)
     # Queued after its savepoint's own entry when that was queued: the worker writes them in turn.
     queued = snapshot.QueuedSummary(
         session_id=session_id,
-        sequence=None if latest is None or recovered == capture.QUEUED else latest.sequence,
+        sequence=None if latest is None or waiting else latest.sequence,
         trigger=trigger,
         summary=summary,
         agent=agent,
@@ -302,14 +316,16 @@ def summary_part(text: str) -> str:
     return text.strip()
 
 
-def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Briefing | None:
+def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Briefing | QueuedBriefing | None:
     """The savepoint whose brief the session gets, once per session: none when there is none,
     when this session already has it (Claude Code keeps SessionStart context in the
     conversation, so a resume after a compaction would repeat it), or when `precompact uncompact`
     wrote this session and the savepoint is another session's. After a compaction the
     savepoint is recovered from the transcript first if PreCompact left none; `capture.to_brief`
-    chooses which, and the brief says when it is another session's. Uses no network: git and
-    chain are taken as the worker recorded them, and the session never waits on them."""
+    chooses which, and the brief says when it is another session's. While this compaction's
+    savepoint is queued (the index busy), no savepoint's brief is given as if it were its: a
+    QueuedBriefing says so. Uses no network: git and chain are taken as the worker recorded them,
+    and the session never waits on them."""
     from precompact.local import capture
 
     until = lock_deadline(payload, agent)
@@ -318,14 +334,17 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     # OpenCode's plugin asks at the first request of each OpenCode process after a compaction,
     # when the session may have gone on for many turns: what it said since is no compaction's
     # (OpenCode's PostCompact, at `session.compacted`, recovers a missed savepoint).
+    recovered = None
     if source == "compact" and agent != agent_names.OPENCODE:
-        _recover(payload, loaded, agent, until)
+        recovered = _recover(payload, loaded, agent, until)[1]
     if source not in loaded.session_start_sources:
         return None
     # One read of the index answers all three questions (it grows with the project).
     index = savepoint_log.read(loaded.logs)
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, source)
+    if source == "compact" and _compaction_queued(loaded, saved, session_id, recovered):
+        return QueuedBriefing(latest)
     # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
     # per compaction, and is given the brief again.
     once = agent != agent_names.OPENCODE
@@ -338,7 +357,20 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     return Briefing(latest, session_id, source, agent, saved, until)
 
 
-def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None:
+def _compaction_queued(
+    loaded: configuration.Config, saved: list[savepoint_log.Savepoint], session_id: str | None, recovered: str | None
+) -> bool:
+    """Whether the savepoint of the compaction `session_id` was just given is queued, not written
+    yet: its recovery was queued just now, or a savepoint queued for the session reads further
+    into its transcript than every one of its savepoints written."""
+    from precompact.local import capture, snapshot
+
+    return recovered == capture.QUEUED or capture.waiting(
+        saved, session_id, snapshot.queued_reach(loaded.logs, session_id)
+    )
+
+
+def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | QueuedBriefing | None:
     """Gemini's BeforeAgent: after a compression, the savepoint whose brief the session gets,
     once per compression (Gemini keeps BeforeAgent's context with the prompt it came with)."""
     until = lock_deadline(payload, agent_names.GEMINI)
@@ -357,6 +389,8 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | None
 
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, "compact")
+    if _compaction_queued(loaded, saved, session_id, None):
+        return QueuedBriefing(latest)  # nothing recorded: a later prompt is given the brief once it is written
     if latest is None:
         return None
     return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved, until)
@@ -370,6 +404,8 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     briefing = before_agent(loaded, payload)
     if briefing is None:
         return after_compaction(loaded, payload, agent_names.GEMINI)
+    if isinstance(briefing, QueuedBriefing):
+        return deliver(loaded, briefing)
     context = deliver(loaded, briefing)
     from precompact.ops import addendum
 
@@ -402,10 +438,15 @@ def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
         )
 
 
-def deliver(loaded: configuration.Config, briefing: Briefing | None) -> str | None:
-    """The restore brief `briefing` names (None: no brief), recorded in the index as given."""
+def deliver(loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None) -> str | None:
+    """The restore brief `briefing` names (None: no brief), recorded in the index as given; of a
+    compaction whose savepoint is queued, the fixed words that say so, recorded nowhere."""
     if briefing is None:
         return None
+    if isinstance(briefing, QueuedBriefing):
+        from precompact.restore import brief as restore_brief
+
+        return restore_brief.queued(briefing.previous)
     from precompact.config import agent_settings
 
     mcp_tools = agent_settings.mcp_installed(briefing.agent, loaded.root)
@@ -530,7 +571,7 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
         # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
         # tightest. Held (other saves, or the worker took the entry already), the worker writes it.
         with contextlib.suppress(savepoint_log.LockTimeout):
-            snapshot.write_entry(settings, name, _lock_wait(payload, agent))
+            snapshot.write_entry(settings, name, _lock_wait(payload, agent), capture.holder)
 
 
 def _unsaved_bytes(loaded: configuration.Config, session: snapshot.Session) -> int:

@@ -522,6 +522,11 @@ def _identity(loaded: configuration.Config) -> Check | None:
 
 
 def _worker(loaded: configuration.Config) -> Check:
+    from precompact.local import snapshot
+
+    waiting = snapshot.queued_notice(loaded.logs)
+    if waiting is not None:  # no ✓ while a savepoint exists only as a queue entry
+        return Check("worker", False, waiting)
     saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
     failed = [
         s

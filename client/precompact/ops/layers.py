@@ -37,8 +37,8 @@ class FlushOutcome:
     # Why Layers 2 and 3 did not run (`layers_wait`), naming the fix; None when they ran. No
     # retry changes it either: the user's command does.
     waiting: str | None = None
-    # How many savepoints hooks left queued (the index lock busy) are not in logs/ yet: each
-    # layer on counts them as queued, and the worker, which writes them, is to be started.
+    # How many savepoints hooks left queued (the index lock busy) are still not in logs/ after
+    # flush wrote the queue: each layer on counts them as queued.
     hook_queued: int = 0
 
     @property
@@ -93,8 +93,7 @@ def _count_hook_queued(config: Config, outcome: FlushOutcome) -> None:
         return
     said = (
         f"{outcome.hook_queued} savepoint(s) a hook left queued (the index lock was busy) are not in logs/ yet: "
-        "the background worker writes them, then pushes them (`precompact flush` starts it); run `precompact flush` "
-        "again once `precompact status` lists them"
+        "`precompact flush` writes them first (its Layer 1 line says why it could not), then pushes them"
     )
     for enabled, problems in (
         (config.git_layer, outcome.layer_2_problems),

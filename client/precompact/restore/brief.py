@@ -29,6 +29,7 @@ from precompact.transcript import conversation
 from precompact.verifier import verdicts
 
 if TYPE_CHECKING:  # the SessionStart hook renders the first part without loading the rule
+    from precompact.local import savepoint_log
     from precompact.restore.dropped import Dropped
 
 BRIEF_LIMIT = 9_500
@@ -245,6 +246,25 @@ NEXT_PART_WHEN_DEFAULT = "with your next prompt or tool call"
 def next_part(agent: str) -> str:
     """Where the second part of a compacted session's brief comes from, for `agent`'s session."""
     return f"What the compaction summary left out of this savepoint comes {NEXT_PART_WHEN.get(agent, NEXT_PART_WHEN_DEFAULT)}."
+
+
+def queued(previous: savepoint_log.Savepoint | None, now: datetime | None = None) -> str:
+    """What a compacted session is given while its compaction's savepoint is queued (the index
+    was busy at its hooks), in fixed words: no brief of it, and none of an older savepoint as if it
+    were this compaction's; `previous`, the session's savepoint before it, named, not checked here
+    (no proof of it is claimed)."""
+    said = (
+        "[precompact] This compaction's savepoint is not written yet: other saves held the index, so it "
+        "was queued and is written in the background (`precompact status` lists it once written, "
+        "`precompact flush` writes it now); no brief of it can be given here."
+    )
+    if previous is not None:
+        said += (
+            f" This session's previous savepoint, {previous.sequence} (sha256:{previous.snapshot_hash[:12]}, "
+            f"saved {_age(previous.unix_timestamp, now)} ago), ends before the turns this compaction dropped; "
+            f"it was not checked here (`precompact resurrect --sequence {previous.sequence}` checks and restores it)."
+        )
+    return quoting.single_line(said)
 
 
 def compact_brief(

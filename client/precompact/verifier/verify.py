@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from precompact.boundary import quoting
 from precompact.config.settings import Config
-from precompact.local import chunks, savepoint_log
+from precompact.local import chunks, savepoint_log, snapshot
 from precompact.verifier import signed, team, verdicts
 from precompact.verifier.evidence import GitCopy, GitEvidence, RemoteBranch
 
@@ -58,6 +58,8 @@ class Report:
     remote: RemoteBranch | None = None
     # The verdict on a run that had no savepoint to check (None: it had some).
     nothing_held: verdicts.Check | None = None
+    # The savepoints hooks queued (the index busy) that logs/ does not hold yet, said (None: none).
+    queued: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -83,10 +85,10 @@ class Report:
 
     @property
     def lacking_said(self) -> str | None:
-        """What to say of the savepoints the remote or the chain holds that logs/ lacks (None:
-        it lacks none)."""
+        """What to say of the savepoints the remote or the chain holds that logs/ lacks, and of
+        those still queued here, not written yet (None: it lacks none)."""
         said = [self.lacking.notice] if self.lacking.notice else []
-        return "; ".join([*said, *self.chain_ahead]) or None
+        return "; ".join([*said, *self.chain_ahead, *([self.queued] if self.queued else [])]) or None
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
     run.signer = signed.configured_key(config)
     report.lacking = lacking(config, folded)
+    report.queued = snapshot.queued_notice(config.logs)
     report.unvouched.extend(_lacking(report.remote.branch if report.remote else config.branch, report.lacking))
     committed = [s for s in folded if s.commit and (sequence is None or s.sequence == sequence)] if remote else []
     if remote is not None and committed:
