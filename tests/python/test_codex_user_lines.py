@@ -130,6 +130,19 @@ def test_a_prompt_that_only_mentions_a_tag_is_still_the_users():
     assert conversation.user_text(typed) == f"Look at this: {said}"
 
 
+def test_a_whole_tagged_message_the_user_typed_stays_theirs_where_codex_records_item_kinds():
+    typed = "<query>\nwhy does the parser fail?\n</query>"
+    record = kindless(1, typed)
+    record["payload"]["internal_chat_message_metadata_passthrough"] = {
+        "content_item_kinds": ["user.text"],
+        "content_item_metadata": [{"provenance": {"type": "user"}}],
+    }
+    [entry] = entries_of(record)
+    assert conversation.user_text(entry) == typed, "the kinds say whose it is: no guess from its shape"
+    [guessed] = entries_of(kindless(1, typed))
+    assert guessed["isMeta"] is True, "without kinds, one element of an unknown tag is taken for Codex's"
+
+
 def test_import_keeps_codexs_own_fragments_out_of_the_users_requests(tmp_path):
     project = new_project(tmp_path, "proj", git_layer=False, chain_layer=False)
     day = tmp_path / "codex-home" / "sessions" / "2026" / "12" / "05"
