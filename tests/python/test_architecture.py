@@ -6,6 +6,7 @@ a rule that can no longer see anything fails too)."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -1822,6 +1823,92 @@ def test_outside_names_times_and_reasons_are_printed_only_quoted(name):
 
 def test_the_paths_the_cli_prints_are_quoted():
     assert not renders_outside_text_unquoted(modules()["edges/cli.py"], NAMES_TIMES_REASONS | PRINTED_PATHS)
+
+
+# --- An exception Python or a library raised is outside text in a verdict ------------------------
+# What `show`, `recall`, `resurrect`, `dropped` and the MCP tools say comes from these modules: a
+# verdict or an error made of an exception's text must quote it when the exception is not
+# precompact's own (a ValueError a chunk's read raises names the bytes it could not take; an
+# OSError, a file's name). precompact's own exceptions carry words their raiser composed, outside
+# parts quoted there.
+VERDICT_MODULES = ("verifier/", "restore/", "recall/", "api.py", "edges/mcp_server.py", "viewer/pages.py")
+# Libraries whose exceptions' text is made of what they were given.
+FOREIGN_EXCEPTION_MODULES = {"sqlite3", "orjson", "json", "tomllib", "zlib", "binascii", "tantivy", "git"}
+
+
+def _foreign_exception(caught: ast.AST) -> bool:
+    """Whether an `except` clause catches an exception precompact did not define (a builtin's or a
+    library's), alone or in a tuple."""
+    for kind in caught.elts if isinstance(caught, ast.Tuple) else [caught]:
+        name = _dotted(kind)
+        if isinstance(getattr(builtins, name, None), type) or name.split(".")[0] in FOREIGN_EXCEPTION_MODULES:
+            return True
+    return False
+
+
+def _unquoted_reads_of(node: ast.AST, name: str) -> Iterator[ast.AST]:
+    """The reads of `name` in `node` outside a quoting form (`type(e)`, a class's name, is Python's word)."""
+    if isinstance(node, ast.Call) and (_dotted(node.func) in QUOTING_FORMS or _dotted(node.func) == "type"):
+        return
+    if isinstance(node, ast.Name) and node.id == name:
+        yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _unquoted_reads_of(child, name)
+
+
+def _text_made(node: ast.AST) -> Iterator[ast.AST]:
+    """Each f-string part and each `str(…)` in `node` outside a quoting form, but a `str(…)` kept
+    as a field its printers quote (`reason=str(e)`: NAMES_TIMES_REASONS)."""
+    if isinstance(node, ast.Call) and _dotted(node.func) in QUOTING_FORMS:
+        return
+    if isinstance(node, ast.keyword) and node.arg in NAMES_TIMES_REASONS:
+        return
+    if isinstance(node, ast.FormattedValue):
+        yield node.value
+    elif isinstance(node, ast.Call) and _dotted(node.func) == "str":
+        yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _text_made(child)
+
+
+def foreign_exception_text_unquoted(tree: ast.Module) -> list[str]:
+    """Each place a caught exception precompact did not define becomes text unquoted."""
+    found: dict[ast.AST, str] = {}  # `str(e)` in an f-string's part is a part of both
+    for handler in ast.walk(tree):
+        if not (isinstance(handler, ast.ExceptHandler) and handler.name and handler.type is not None):
+            continue
+        if not _foreign_exception(handler.type):
+            continue
+        for statement in handler.body:
+            for part in _text_made(statement):
+                read = next(_unquoted_reads_of(part, handler.name), None)
+                if read is not None:
+                    found.setdefault(read, f"line {read.lineno}: {ast.unparse(part)[:60]}")
+    return list(found.values())
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in modules() if n.startswith(VERDICT_MODULES) and not n.endswith("__init__.py"))
+)
+def test_an_exception_precompact_did_not_raise_reaches_a_verdict_only_quoted(name):
+    assert not foreign_exception_text_unquoted(modules()[name]), name
+
+
+def test_the_exception_rule_sees_a_foreign_exceptions_text_unquoted():
+    sample = ast.parse(
+        "from precompact.boundary import quoting\n"
+        "def a(x):\n    try:\n        f()\n    except ValueError as e:\n        raise Broken(f'no chunks: {e}')\n"
+        "def b(x):\n    try:\n        f()\n    except (PrecompactError, OSError) as e:\n        return Check(FAILED, str(e))\n"
+        "def c(x):\n    try:\n        f()\n    except sqlite3.DatabaseError as e:\n"
+        "        raise E(f'damaged ({quoting.single_line(str(e))})')\n"
+        "def quoted(x):\n    try:\n        f()\n    except ValueError as e:\n"
+        "        raise Broken(f'no chunks: {quoting.inline(str(e))}')\n"
+        "def kept_as_a_reason(x):\n    try:\n        f()\n    except OSError as e:\n"
+        "        return Project(reason=str(e))\n"
+        "def own(x):\n    try:\n        f()\n    except chunks.ChunkError as e:\n        raise Broken(f'{e} in {x}')\n"
+    )
+    assert [line.split(":")[0] for line in foreign_exception_text_unquoted(sample)] == ["line 6", "line 11", "line 16"]
 
 
 def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():

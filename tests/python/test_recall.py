@@ -471,7 +471,9 @@ def test_an_update_commits_once_and_a_history_that_breaks_mid_way_leaves_out_onl
         patched.setattr(recall, "BATCH_ENTRIES", 2)  # two of its entries are added before it breaks
         outcome = recall.update(history.logs, history.instance, rebuild=True)
     assert outcome.indexed == [1, 3]
-    assert outcome.notes == ["savepoint 2 of Trial #1 is not indexed: the snapshot's history does not parse at byte 9"]
+    assert outcome.notes == [
+        'savepoint 2 of Trial #1 is not indexed: "the snapshot\'s history does not parse at byte 9"'
+    ]
     meta = json.loads((history.logs / recall.TEXT_DIR / "meta.json").read_bytes())
     assert len(meta["segments"]) == 1, "savepoints 1 and 3 in one commit"
     words = tantivy.Index.open(str(history.logs / recall.TEXT_DIR))

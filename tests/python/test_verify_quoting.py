@@ -65,3 +65,34 @@ def test_the_path_of_a_local_snapshot_under_any_directory_name_is_quoted(tmp_pat
     with pytest.raises(verdicts.Broken) as broken:
         verdicts.check_snapshot(found, 1, "Trial #1", "3" * 64, "this machine's index recorded")
     only_quoted(str(broken.value), str(saved))
+
+
+# An exception Python raised from what it was handed names that input: its text is outside text.
+def quoted_after(detail: str, words: str) -> str:
+    """`detail` is one line: precompact's `words`, then one JSON string (what it quotes)."""
+    assert detail.splitlines() == [detail], detail
+    assert detail.startswith(words), detail
+    return json.loads(detail[len(words) :])
+
+
+def test_a_chunk_list_that_does_not_parse_is_quoted_in_the_verdict():
+    """The ValueError a malformed chunk reference raises repeats the reference (review: fix11b)."""
+    planted = json.dumps({"conversation_chunks": [FORGED]}, separators=(",", ":")).encode()
+    found = verdicts.read_snapshot(planted, SNAPSHOT)
+    with pytest.raises(verdicts.Broken) as refused:
+        verdicts.parts(found, lambda ref: None, "git")
+    said = quoted_after(str(refused.value), f"snapshot in {SNAPSHOT} lists no usable chunks: ")
+    assert "✓ verified" in said and "is not a chunk's sha256 and size" in said
+
+
+def test_a_history_that_does_not_read_is_quoted_in_resurrects_refusal(monkeypatch):
+    from precompact.restore import uncompact
+
+    def unreadable(contents):
+        raise ValueError(FORGED)
+
+    monkeypatch.setattr(uncompact.recall, "saved_entries", unreadable)
+    found = type("Found", (), {"contents": None, "savepoint": type("S", (), {"sequence": 3})()})()
+    with pytest.raises(uncompact.ResurrectError) as refused:
+        uncompact._entries(found)
+    assert quoted_after(str(refused.value), "savepoint 3's conversation cannot be read: ") == FORGED

@@ -253,7 +253,7 @@ def search(
             try:
                 opened = fulltext.part(found.logs, found.instances, agent)
             except (OSError, PrecompactError) as e:
-                notes.append(f"project {quoting.inline(str(found.path))} not searched: {quoting.single_line(str(e))}")
+                notes.append(f"project {quoting.inline(str(found.path))} not searched: {quoting.inline(str(e))}")
                 continue
             if opened is not None:
                 notes.extend(opened.notes)

@@ -642,7 +642,7 @@ def _open_text(logs: Path, create: bool) -> tantivy.Index:
     try:
         index = engine.Index(_text_schema(), str(path), reuse=True) if create else engine.Index.open(str(path))
     except ValueError as e:
-        raise _Unusable(f"its text index does not open ({quoting.single_line(str(e))[:200]})") from None
+        raise _Unusable(f"its text index does not open ({quoting.inline(str(e)[:200])})") from None
     index.register_tokenizer(ANALYZER, _analyzer())
     index.config_reader("manual")  # no thread watching the directory: reloaded when read again
     return index
@@ -665,7 +665,7 @@ def _checked_text(logs: Path, connection: sqlite3.Connection) -> tuple[tantivy.I
         index.reload()
         searcher = index.searcher()
     except ValueError as e:
-        raise _Unusable(f"its text index does not read ({quoting.single_line(str(e))[:200]})") from None
+        raise _Unusable(f"its text index does not read ({quoting.inline(str(e)[:200])})") from None
     documents, tokens = _recorded(connection)
     if tokens < 0:
         raise _Unusable("its count of words is not recorded")
@@ -1012,7 +1012,7 @@ def _index_wanted(
             try:
                 documents, word = _index(connection, writer, savepoint, reader, stamp, previous)
             except ValueError as e:
-                outcome.notes.append(_not_indexed(savepoint, str(e)))
+                outcome.notes.append(_not_indexed(savepoint, quoting.inline(str(e))))
                 continue
             added += documents
             probe = probe or word
@@ -1034,7 +1034,9 @@ def _index_wanted(
         connection.execute("ROLLBACK")
         # tantivy may hold what the bookkeeping does not: the writing marker stays, and the next
         # update rebuilds both.
-        raise RecallError(f"the recall index in logs/ was left half-written ({e}); the next recall rebuilds it") from e
+        raise RecallError(
+            f"the recall index in logs/ was left half-written ({quoting.inline(str(e))}); the next recall rebuilds it"
+        ) from e
 
 
 def _not_indexed(savepoint: savepoint_log.Savepoint, why: str) -> str:
@@ -1319,7 +1321,7 @@ def _damage_named() -> Iterator[None]:
         yield
     except sqlite3.DatabaseError as e:
         raise RecallError(
-            f"the recall index {INDEX_NAME} in logs/ is damaged ({e}); run `precompact recall --rebuild`"
+            f"the recall index {INDEX_NAME} in logs/ is damaged ({quoting.inline(str(e))}); run `precompact recall --rebuild`"
         ) from None
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import orjson
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import capture, provenance, savepoint_log
@@ -115,7 +115,7 @@ def keep_due(config: Config, interrupted: Callable[[], bool]) -> list[str]:
         try:
             listed = dropping.of_resurrection(config, resurrection.from_this_machine(config, s.instance, s.sequence))
         except (PrecompactError, ValueError) as e:  # refused, or a history that does not parse: `dropped` says so
-            notes.append(f"what compaction dropped from savepoint {s.sequence} not listed: {e}")
+            notes.append(f"what compaction dropped from savepoint {s.sequence} not listed: {quoting.inline(str(e))}")
             continue
         took = time.monotonic() - started
         body = orjson.dumps({"key": key, "dropped": listed.to_json()}, option=orjson.OPT_SORT_KEYS)

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import private_file, session_file
+from precompact.boundary import private_file, quoting, session_file
 from precompact.config import agent_settings
 from precompact.local import capture, savepoint_log
 from precompact.recall import fulltext as recall
@@ -167,7 +167,9 @@ def _entries(found: Resurrection) -> list:
     try:
         return [entry for _, entry in recall.saved_entries(found.contents)]
     except ValueError as e:
-        raise ResurrectError(f"savepoint {found.savepoint.sequence}'s conversation cannot be read: {e}") from None
+        raise ResurrectError(
+            f"savepoint {found.savepoint.sequence}'s conversation cannot be read: {quoting.inline(str(e))}"
+        ) from None
 
 
 def _messages(found: Resurrection) -> int:

@@ -47,8 +47,25 @@ from precompact.errors import PrecompactError
 from precompact.transcript import claude_code, conversation
 
 AGENT = "codex"
-# The text Codex puts in user messages that no user typed.
-_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md", "<turn_aborted>")
+# How a user-role message Codex writes itself begins, for a rollout that records no item kinds
+# (Codex before `content_item_kinds`, or one a repository ships for `import`): the tags the 0.171.0
+# binary holds for its user-role fragments (AGENTS.md, the environment, a skill's instructions, a
+# `!` shell command and its output, an aborted turn, a subagent's result) and the older ones.
+_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md",
+    "<turn_aborted>",
+    "<skill>",
+    "<user_shell_command>",
+    "<subagent_notification>",
+)
+# In such a rollout, a message that is one element of a tag this reader does not know (`<tag>…</tag>`,
+# the shape of every fragment above) is Codex's too: no fragment of a version this list misses is
+# ever the user's request. A user who typed a whole message as one such element keeps it,
+# searchable as `meta`. (A rollout with item kinds says whose each item is: this guess is not made.)
+_WHOLE_ELEMENT = re.compile(r"<([A-Za-z_][\w -]{0,63})>.*</\1>", re.DOTALL)
 _SUMMARY_PREFIX_END = "assist with your own analysis:\n"
 # `codex exec` appends what is piped to it to the prompt's own item: "If stdin is piped and a
 # prompt is also provided, stdin is appended as a `<stdin>` block" (its --help).
@@ -183,15 +200,18 @@ def _user_items(payload: dict) -> tuple[str, str]:
     """A user message's text split in two: what the user typed (its `user.text` items of the
     user's provenance, less an image's tags and a piped `<stdin>` block) and the rest (those, and
     Codex's own items). A message whose items' kinds Codex does not record (versions before it
-    did) is the user's whole; one whose kinds or provenances do not line up with its items is
-    none of it."""
+    did) is the user's whole, unless it is one tagged element (`_WHOLE_ELEMENT`); one whose kinds
+    or provenances do not line up with its items is none of it."""
     items = [c for c in payload.get("content") or [] if isinstance(c, dict)]
     texts = [t if isinstance(t := c.get("text"), str) else "" for c in items]
     passthrough = payload.get("internal_chat_message_metadata_passthrough")
     passthrough = passthrough if isinstance(passthrough, dict) else {}
     kinds = passthrough.get("content_item_kinds")
     if kinds is None:
-        return _without_stdin(texts)
+        typed, stdin = _without_stdin(texts)
+        if _WHOLE_ELEMENT.fullmatch(typed.strip()):
+            return "", "\n".join(t for t in texts if t)
+        return typed, stdin
     metadata = passthrough.get("content_item_metadata")
     if not isinstance(kinds, list) or len(kinds) != len(items):
         return "", "\n".join(t for t in texts if t)

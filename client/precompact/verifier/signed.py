@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from precompact.boundary import small_file
+from precompact.boundary import quoting, small_file
 from precompact.config.settings import MAX_KEYPAIR_BYTES, Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
@@ -164,7 +164,7 @@ class Signer(Record, frozen=True):
                 f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
             ) from None
         except (OSError, ValueError, RecursionError) as e:
-            raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({e})") from None
+            raise SigningKeyError(f"keypair {path} is unreadable or not JSON ({quoting.inline(str(e))})") from None
         if not (
             isinstance(values, list)
             and len(values) == 64

@@ -408,7 +408,11 @@ def parts(found: Snapshot, fetch: chunks.Fetch, where: str, layer: str = "layer 
     except chunks.ChunkError as e:
         raise Broken(layer, _number(found.sequence), f"{e} in {where}; the snapshot lists it") from None
     except ValueError as e:
-        raise Broken(layer, _number(found.sequence), f"snapshot in {found.where} lists no usable chunks: {e}") from None
+        raise Broken(
+            layer,
+            _number(found.sequence),
+            f"snapshot in {found.where} lists no usable chunks: {quoting.inline(str(e))}",
+        ) from None
 
 
 def chunk_problem(ref: chunks.Ref, data: bytes | None, where: str) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from precompact import api
+from precompact.boundary import quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local.savepoint_log import Savepoint
@@ -112,7 +113,7 @@ class Verdicts:
             error = str(e)
         except Exception as e:  # noqa: BLE001 -- a bug: its traceback goes to the terminal, the page says so
             traceback.print_exc()
-            error = f"the verifier stopped: {type(e).__name__}: {e}"
+            error = f"the verifier stopped: {type(e).__name__}: {quoting.inline(str(e))}"
         with self._lock:
             self._latest = Checked(report, error, at, started, read)
             self._running = False
@@ -429,7 +430,9 @@ class Histories:
                     else:
                         complete = True
                 except ValueError as e:
-                    raise ViewerError(f"savepoint {found.savepoint.sequence}'s history cannot be read: {e}") from None
+                    raise ViewerError(
+                        f"savepoint {found.savepoint.sequence}'s history cannot be read: {quoting.inline(str(e))}"
+                    ) from None
                 self._known[digest] = (located, complete)
             return located, complete
 
