@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from precompact.edges.cli import EXIT_LAYER_PENDING
+from precompact.edges.cli import EXIT_LAYER_PENDING, EXIT_NOT_VERIFIED
 from support.commands import precompact, run_git
 from support.projects import Project, new_project, store, store_git
 from support.transcript_gen import generate
@@ -261,7 +261,8 @@ UNREADABLE_REMOTES = {
 def test_flush_after_everything_is_pushed_never_says_up_to_date_of_a_remote_it_could_not_read(tmp_path, unreadable):
     """Every savepoint pushed, the remote then cannot be read (gone, garbage, its URL a FIFO):
     flush cannot know whether it still holds them, so it says what it did not check
-    and why (exit 3, `--json` state queued, naming the remote), never "✓ up to date"; once the
+    and why (exit 3, `--json` state queued, naming the remote), never "✓ up to date", nor do
+    `status --remote` (exit 1) and `verify` (exit 4); once the
     remote answers again, the next flush checks it and is up to date (exit 0)."""
     project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
     saved(project, tmp_path, "first")
@@ -274,6 +275,12 @@ def test_flush_after_everything_is_pushed_never_says_up_to_date_of_a_remote_it_c
     assert as_json.returncode == EXIT_LAYER_PENDING, out(as_json)
     layer_2 = json.loads(as_json.stdout)["layer_2"]
     assert layer_2["state"] == "queued" and "was not checked" in layer_2["problem"], layer_2
+    # The other commands that read the remote give no ✓ for it either.
+    listed = precompact(project.path, "status", "--remote")
+    assert listed.returncode == 1 and "✓" not in listed.stdout and "origin" in listed.stderr, out(listed)
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == EXIT_NOT_VERIFIED and "✓" not in verified.stdout, out(verified)
+    assert "origin could not be read to check that it holds it" in verified.stdout, out(verified)
     moved = project.remote.with_name("moved.git")
     if moved.exists():
         shutil.rmtree(project.remote, ignore_errors=True)
