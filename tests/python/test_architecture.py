@@ -1831,7 +1831,7 @@ def test_the_paths_the_cli_prints_are_quoted():
 # precompact's own (a ValueError a chunk's read raises names the bytes it could not take; an
 # OSError, a file's name). precompact's own exceptions carry words their raiser composed, outside
 # parts quoted there.
-VERDICT_MODULES = ("verifier/", "restore/", "recall/", "api.py", "edges/mcp_server.py", "viewer/pages.py")
+MODULES_SAYING_VERDICTS = ("verifier/", "restore/", "recall/", "api.py", "edges/mcp_server.py", "viewer/pages.py")
 # Libraries whose exceptions' text is made of what they were given.
 FOREIGN_EXCEPTION_MODULES = {"sqlite3", "orjson", "json", "tomllib", "zlib", "binascii", "tantivy", "git"}
 
@@ -1889,7 +1889,7 @@ def foreign_exception_text_unquoted(tree: ast.Module) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "name", sorted(n for n in modules() if n.startswith(VERDICT_MODULES) and not n.endswith("__init__.py"))
+    "name", sorted(n for n in modules() if n.startswith(MODULES_SAYING_VERDICTS) and not n.endswith("__init__.py"))
 )
 def test_an_exception_precompact_did_not_raise_reaches_a_verdict_only_quoted(name):
     assert not foreign_exception_text_unquoted(modules()[name]), name

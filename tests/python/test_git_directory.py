@@ -9,13 +9,14 @@ Each test runs the real binary as the user would: savepoint, flush, verify, resu
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from precompact.edges.cli import EXIT_LAYER_PENDING
+from precompact.edges.cli import EXIT_LAYER_PENDING, EXIT_NOT_VERIFIED
 from support.commands import precompact, run_git
 from support.projects import Project, new_project, store, store_git
 from support.transcript_gen import generate
@@ -228,3 +229,62 @@ def test_a_push_that_fails_after_every_savepoint_landed_leaves_flush_queued_not_
     landed = precompact(project.path, "flush")
     assert landed.returncode == 0 and "✓ Layer 2: up to date" in landed.stdout, landed.stdout + landed.stderr
     run_git(project.remote, "merge-base", "--is-ancestor", ahead, branch)  # fails the test unless it landed
+
+
+def _remote_removed(project: Project) -> None:
+    project.remote.rename(project.remote.with_name("moved.git"))
+
+
+def _remote_answering_garbage(project: Project) -> None:
+    """Where the remote was, a folder that is no repository: git reads garbage and fails."""
+    project.remote.rename(project.remote.with_name("moved.git"))
+    project.remote.mkdir()
+    (project.remote / "HEAD").write_text("not a ref\n")
+    (project.remote / "packed-refs").write_bytes(b"\x00garbage\xff\n")
+
+
+def _remote_a_fifo(project: Project) -> None:
+    """git.url a `file://` URL naming a FIFO: nothing a repository is read there."""
+    fifo = project.path.parent / "remote.fifo"
+    os.mkfifo(fifo)
+    project.set_git_url(fifo.as_uri())
+
+
+UNREADABLE_REMOTES = {
+    "removed": _remote_removed,
+    "answering garbage": _remote_answering_garbage,
+    "a file:// URL naming a FIFO": _remote_a_fifo,
+}
+
+
+@pytest.mark.parametrize("unreadable", UNREADABLE_REMOTES)
+def test_flush_after_everything_is_pushed_never_says_up_to_date_of_a_remote_it_could_not_read(tmp_path, unreadable):
+    """Every savepoint pushed, the remote then cannot be read (gone, garbage, its URL a FIFO):
+    flush cannot know whether it still holds them, so it says what it did not check
+    and why (exit 3, `--json` state queued, naming the remote), never "✓ up to date", nor do
+    `status --remote` (exit 1) and `verify` (exit 4); once the
+    remote answers again, the next flush checks it and is up to date (exit 0)."""
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+    saved(project, tmp_path, "first")
+    assert precompact(project.path, "flush").returncode == 0
+    UNREADABLE_REMOTES[unreadable](project)
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == EXIT_LAYER_PENDING, out(flushed)
+    assert "✓ Layer 2" not in flushed.stdout and "origin could not be read" in flushed.stdout, out(flushed)
+    as_json = precompact(project.path, "flush", "--json")
+    assert as_json.returncode == EXIT_LAYER_PENDING, out(as_json)
+    layer_2 = json.loads(as_json.stdout)["layer_2"]
+    assert layer_2["state"] == "queued" and "was not checked" in layer_2["problem"], layer_2
+    # The other commands that read the remote give no ✓ for it either.
+    listed = precompact(project.path, "status", "--remote")
+    assert listed.returncode == 1 and "✓" not in listed.stdout and "origin" in listed.stderr, out(listed)
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == EXIT_NOT_VERIFIED and "✓" not in verified.stdout, out(verified)
+    assert "origin could not be read to check that it holds it" in verified.stdout, out(verified)
+    moved = project.remote.with_name("moved.git")
+    if moved.exists():
+        shutil.rmtree(project.remote, ignore_errors=True)
+        moved.rename(project.remote)
+    project.set_git_url(str(project.remote))
+    landed = precompact(project.path, "flush")
+    assert landed.returncode == 0 and "✓ Layer 2: up to date" in landed.stdout, out(landed)

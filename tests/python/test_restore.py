@@ -711,3 +711,26 @@ def test_with_the_chain_on_layer_3_takes_up_a_restored_logs_and_goes_on(tmp_path
     assert json.loads(done.stdout)["savepoint"]["sequence"] == 4
     verify = precompact(made.path, "verify")
     assert verify.returncode == 0 and verify.stdout.startswith("✓ 4 savepoint(s) verified"), verify.stdout
+
+
+def test_after_restore_raced_a_save_with_the_chain_on_verify_sends_no_one_to_restore(tmp_path, localnet):
+    """The race above with the chain on: the on-chain record holds the remote's #3, logs/ this
+    machine's #1. verify's line on the record ahead of logs/ names no `precompact restore`
+    (which keeps the chains apart: a loop), in text and `--json`; it names both chains and the
+    step that joins them is said once, with them."""
+    from precompact.local import savepoint_log
+
+    made = new_project(tmp_path, "project", git_layer=True, chain_layer=True, cluster=localnet.url, airdrop=True)
+    for _ in range(3):
+        done = precompact(made.path, "savepoint", "--no-transcript")
+        assert done.returncode == 0, done.stdout + done.stderr
+    clone, env, _, _ = _restore_while_a_save_lands(made, tmp_path)
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 4, verify.stdout + verify.stderr
+    ahead = f"the on-chain record of {made.instance} holds savepoint 3, logs/ up to 1: it is the record of the remote's chain"
+    assert ahead in verify.stdout and "(#1)" in verify.stdout, verify.stdout
+    assert verify.stdout.count(savepoint_log.TWO_CHAINS_FIX) == 1, verify.stdout
+    assert "run `precompact restore`" not in verify.stdout.replace(savepoint_log.TWO_CHAINS_FIX, ""), verify.stdout
+    as_json = precompact(clone, "verify", "--json", env=env)
+    detail = json.loads(as_json.stdout)["verdict"]["detail"]
+    assert ahead in detail and "run `precompact restore`" not in detail.replace(savepoint_log.TWO_CHAINS_FIX, "")

@@ -679,6 +679,22 @@ def lacking_notice(count: int, only_here: list[Savepoint]) -> str:
     )
 
 
+def chain_ahead_notice(instance: str, held: int, last: int, only_here: list[Savepoint]) -> str:
+    """What `verify` says when `instance`'s on-chain record holds savepoint `held`, past `last`,
+    the newest logs/ holds. `only_here`: the instance's savepoints logs/ holds that the remote's
+    branch lacks, which `lacking_notice` says (every command says it first) with the step that
+    joins the two chains; with some, the record is the remote's chain's, which `precompact
+    restore` keeps apart from them, so naming restore would send the user round a loop."""
+    ahead = f"the on-chain record of {quoting.name(instance)} holds savepoint {held}, logs/ {f'up to {last}' if last else 'none'}"
+    if not only_here:
+        return f"{ahead}: run `precompact restore`"
+    here = ", ".join(f"#{s.sequence}" for s in only_here)
+    return (
+        f"{ahead}: it is the record of the remote's chain, which `precompact restore` keeps apart from the one "
+        f"logs/ holds ({here}): the step that joins the two chains is named with them"
+    )
+
+
 def recreated_notice(savepoint: Savepoint) -> str:
     """What `status` and `verify` say of a savepoint the index creates again with other content."""
     others = ", ".join(f"sha256:{stated[:16]}" for stated in savepoint.recreated)

@@ -130,6 +130,7 @@ def _flushed(config: Config) -> FlushOutcome:
             return False
 
         target = gitstore.Target.of(config)
+        unread: list[str] = []
         try:
             repo = gitstore.open_repository(target)
         except gitstore.GitStoreError as e:
@@ -144,8 +145,11 @@ def _flushed(config: Config) -> FlushOutcome:
                     vouched_noted,
                     newly_signed,
                     lambda own, names: team.others_snapshots(repo, own, names, keys),
+                    unread.append,
                 ),
             )
+            # Pushed before, not read back now: not up to date, and not a failed savepoint either.
+            outcome.layer_2_problems.extend(unread)
             outcome.foreign_branch = _foreign_branch(config, repo, target)
         if passed_over:
             from precompact.local import provenance

@@ -1302,6 +1302,7 @@ def sync(
     vouched: Callable[[savepoint_log.Savepoint], bool],
     newly_signed: bool = False,
     others: Callable[[Target, set[str]], set[str]] = lambda _target, _names: set(),
+    unread: Callable[[str], None] = lambda _reason: None,
 ) -> Iterator[savepoint_log.Outcome]:
     """Commits and pushes each instance's savepoints onto its own branch (`_sync_branch`): the
     configured instance's first (started from the shared branch of older versions when it has
@@ -1311,7 +1312,10 @@ def sync(
     signature, verifier.signed.vouching): one that came with the project is never pushed as the
     user's own (the caller says so, provenance.unvouched_note). `others` names which of the
     snapshots a branch holds that logs/ lacks are another key's (verifier.team.others_snapshots):
-    committing over them hides nothing of yours, so they hold no commit back."""
+    committing over them hides nothing of yours, so they hold no commit back. `unread` is told,
+    with why, of each branch whose savepoints were all pushed before when the remote could not
+    be read to check that it still holds them: no savepoint's record changes, and no verdict
+    may say the branch is up to date."""
     _migrate(repo, target)
     savepoints = savepoint_log.savepoints(logs)
     branches: dict[Target, list[savepoint_log.Savepoint]] = {target: []}
@@ -1319,7 +1323,7 @@ def sync(
         if vouched(savepoint):
             branches.setdefault(target.of_instance(savepoint.instance), []).append(savepoint)
     for own, mine in branches.items():
-        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target, others)
+        yield from _sync_branch(repo, own, logs, savepoints, mine, newly_signed and own == target, others, unread)
 
 
 def _sync_branch(
@@ -1330,6 +1334,7 @@ def _sync_branch(
     savepoints: list[savepoint_log.Savepoint],
     newly_signed: bool,
     others: Callable[[Target, set[str]], set[str]],
+    unread: Callable[[str], None],
 ) -> Iterator[savepoint_log.Outcome]:
     """Commits every savepoint of `savepoints` (one instance's) not yet committed, in sequence
     order, then pushes once, yielding each savepoint's outcome as it happens (the caller records
@@ -1370,7 +1375,7 @@ def _sync_branch(
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
     if not unpushed:
-        yield from _pushed_again(repo, target, [s for s in savepoints if s.commit])
+        yield from _pushed_again(repo, target, [s for s in savepoints if s.commit], unread)
         return
     try:
         push(repo, target)
@@ -1411,21 +1416,26 @@ def _branch_taken_up(
 
 
 def _pushed_again(
-    repo: git.Repo, target: Target, committed: list[savepoint_log.Savepoint]
+    repo: git.Repo, target: Target, committed: list[savepoint_log.Savepoint], unread: Callable[[str], None]
 ) -> Iterator[savepoint_log.Outcome]:
     """With every savepoint recorded as pushed, asks the remote what its branch holds now and
     pushes again when that is not this branch's tip: an index-only commit not pushed yet, a
     branch migrated from the shared one, or a branch the remote lost or rewound (a force-push,
     a deletion). A push that then fails records, for each savepoint the remote no longer holds,
     that it is not backed up, with git's reason; when it holds them all, that the newest is not
-    (the index copy after it is not there). A remote that cannot be read changes nothing."""
+    (the index copy after it is not there). A remote that cannot be read changes no record
+    (nothing is known to be missing), and `unread` is told why it was not checked."""
     tip = _resolve(repo, target.ref)
     if tip is None:
         return
     try:
         held = remote_refs(repo, target, target.ref).get(target.ref)
-    except GitStoreError:
-        return  # nothing is known to be missing; the next flush asks again
+    except GitStoreError as e:
+        unread(
+            f"{target.remote} could not be read, so whether it still holds {target.branch} as pushed was not "
+            f"checked ({e}); run `precompact flush` again once it answers"
+        )
+        return
     if held == tip:
         _set_tracking_ref(repo, target, tip)
         return

@@ -227,9 +227,9 @@ def _check_instance(
         chain, read = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, chain_checks)
         held, last = (read.record.sequence if read.record else 0), max((s.sequence for s in savepoints), default=0)
         if held > last:
-            report.chain_ahead.append(
-                f"the on-chain record of {quoting.name(instance)} holds savepoint {held}, logs/ {f'up to {last}' if last else 'none'}: run `precompact restore`"
-            )
+            # The branch's savepoints logs/ lacks are counted for the configured instance alone.
+            only_here = report.lacking.only_here if instance == config.instance else []
+            report.chain_ahead.append(savepoint_log.chain_ahead_notice(instance, held, last, only_here))
     vouched_by_chain = {n for n, check in chain_checks.items() if check.status == verdicts.VERIFIED}
     unvouched = [
         Finding(s.sequence, "layer 1", f"{NOT_WRITTEN_HERE}; {_only_chain(config, check_chain)}", instance)
