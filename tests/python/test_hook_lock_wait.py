@@ -221,7 +221,7 @@ def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path)
     from precompact.ops import compaction
 
     done = compaction.write_queued(configuration.load(project.path))
-    assert (done.savepoints, done.summaries, done.left) == (0, [], 0)
+    assert (done.savepoints, done.left) == (0, 0)
     [note] = done.notes
     assert note.endswith("removed unread: not written by this machine (no stamp of its key)"), note
     assert not queue_entries(project)
@@ -320,20 +320,17 @@ def test_a_queued_savepoint_another_process_wrote_first_is_not_written_again(tmp
     """The worker and a session start after a compaction may both take one queue entry: the one
     that gets the index lock second finds it gone, and writes nothing."""
     from precompact.config import settings as configuration
-    from precompact.local import snapshot
+    from precompact.local import capture, snapshot
     from precompact.ops import compaction
 
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
-    before = queued_pre_compact(project, transcript)
+    queued_pre_compact(project, transcript)
     settings = compaction.layer_1(configuration.load(project.path))
     [name] = queue_entries(project)
     (project.logs / "precompact-queue" / name).unlink()  # taken by the other process
-    session = snapshot.Session(
-        session_id=before["session_id"], transcript_path=str(transcript.path), cwd=str(project.path)
-    )
-    with pytest.raises(snapshot.AlreadyWritten):
-        snapshot.create_savepoint(settings, session, queued=name)
+    assert snapshot.write_entry(settings, name, 5.0, capture.holder) == snapshot.Taken()
+    assert snapshot.write_queued_savepoints(settings, capture.holder, 5.0).savepoints == 0
     assert savepoint_log.savepoints(project.logs) == []
     assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
 

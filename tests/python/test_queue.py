@@ -16,7 +16,7 @@ import pytest
 
 from precompact import api
 from precompact.config import settings as configuration
-from precompact.local import savepoint_log, snapshot
+from precompact.local import capture, savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import precompact
 from support.projects import new_project
@@ -115,14 +115,14 @@ def test_an_entry_that_cannot_be_removed_is_said_each_time_and_keeps_nothing_els
 
 def failing_for(monkeypatch, session_id: str) -> None:
     """Every savepoint of `session_id` fails as a full disk fails it (the others are written)."""
-    write = snapshot.create_savepoint
+    write = snapshot._create_locked
 
-    def create_savepoint(settings, session, *args, **kwargs):
+    def create_locked(settings, session, *args, **kwargs):
         if session.session_id == session_id:
             raise OSError(28, "No space left on device")
         return write(settings, session, *args, **kwargs)
 
-    monkeypatch.setattr(snapshot, "create_savepoint", create_savepoint)
+    monkeypatch.setattr(snapshot, "_create_locked", create_locked)
 
 
 def test_an_entry_that_fails_is_said_and_left_queued_with_its_summary_while_the_others_are_written(
@@ -178,9 +178,10 @@ def test_an_entry_another_writer_wrote_while_this_one_waited_is_not_written_twic
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
-    with pytest.raises(snapshot.AlreadyWritten) as held:
-        snapshot.create_savepoint(settings, session_of(project, transcript), queued="01796468304598412235-1.json")
-    assert held.value.by is None
+    snapshot.queue(settings, session_of(project, transcript))
+    [name] = queue_names(project)
+    (project.logs / snapshot.QUEUE_DIR / name).unlink()  # the other writer took it
+    assert snapshot.write_entry(settings, name, 5.0, capture.holder) == snapshot.Taken()
     assert savepoint_log.savepoints(project.logs) == []
 
 

@@ -16,6 +16,7 @@ decoding and refuses a repeated key as it decodes; docs/proof-bundle.md states t
 from __future__ import annotations
 
 import json
+import re
 
 # Deeper than any agent's transcript line, session state or bundle nests (a bundle: 5 levels),
 # shallow enough that every recursive walk after decoding has room under Python's limit.
@@ -115,6 +116,92 @@ def repaired(value):
     if not within_depth(value):
         raise TooDeep
     return without_lone_surrogates(value)
+
+
+def event_members(value: dict) -> dict:
+    """A hook's input (a JSON object) as its handler reads it: each member nested deeper than
+    MAX_DEPTH below the object left out (an agent's own fields are strings; a deep one is a
+    tool's input or output the model wrote, which no handler reads), each lone surrogate U+FFFD
+    (`repaired`)."""
+    return {key: repaired(member) for key, member in value.items() if within_depth(member, MAX_DEPTH - 1)}
+
+
+# The tokens of a JSON value skipped over, never decoded: a string (its escapes passed whole), a
+# run of opening or of closing brackets, and a run of anything else (numbers, literals, commas,
+# colons, whitespace: left unchecked, since the value is dropped).
+_SKIPPED = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+|[^"\[\]{}]+', re.DOTALL)
+_CLOSING = str.maketrans("[{", "]}")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def shallow_object(text: str) -> dict:
+    """The members of the JSON object `text` (a hook's input nested deeper than `json` recurses),
+    each value decoded unless it nests deeper than MAX_DEPTH below the object: such a value is
+    skipped, never built (its strings passed by a regular expression, its brackets matched on a
+    stack of one byte a level), and left out, so that time and memory stay linear in the text.
+    ValueError, one line, when `text` is not one JSON object or a skipped value's brackets do
+    not match."""
+    members: dict = {}
+    at = _after_space(text, 0)
+    if text[at : at + 1] != "{":
+        raise ValueError("not a JSON object")
+    at = _after_space(text, at + 1)
+    closed = text[at : at + 1] == "}"
+    at += closed
+    while not closed:
+        if text[at : at + 1] != '"':
+            raise ValueError(f"an object key expected at character {at}")
+        key, at = _DECODER.raw_decode(text, at)  # a string: it starts with a quote
+        at = _after_space(text, at)
+        if text[at : at + 1] != ":":
+            raise ValueError(f"':' expected at character {at}")
+        at = _after_space(text, at + 1)
+        if text[at : at + 1] in ("[", "{"):
+            end, depth = _container_end(text, at)
+            if depth < MAX_DEPTH:
+                members[key] = json.loads(text[at:end])
+        else:
+            members[key], end = _DECODER.raw_decode(text, at)
+        at = _after_space(text, end)
+        separator = text[at : at + 1]
+        if separator not in (",", "}"):
+            raise ValueError(f"',' or '}}' expected at character {at}")
+        closed = separator == "}"
+        at = _after_space(text, at + 1)
+    if at != len(text):
+        raise ValueError(f"extra data at character {at}")
+    return members
+
+
+def _after_space(text: str, at: int) -> int:
+    """Where the JSON whitespace at `at` ends."""
+    space = _WHITESPACE.match(text, at)
+    return space.end() if space else at
+
+
+def _container_end(text: str, start: int) -> tuple[int, int]:
+    """Where the array or object starting at `start` ends, and how deep it nests."""
+    opened = bytearray()
+    deepest = 0
+    at = start
+    while True:
+        token = _SKIPPED.match(text, at)
+        if token is None:
+            raise ValueError(f"an unterminated string at character {at}")
+        run, at = token.group(), token.end()
+        if run[0] in "[{":
+            opened += run.encode()
+            deepest = max(deepest, len(opened))
+        elif run[0] in "]}":
+            # The run may go on past this value's end, into its parents' brackets.
+            run = run[: len(opened)]
+            if opened[-len(run) :].decode()[::-1].translate(_CLOSING) != run:
+                raise ValueError(f"a bracket that does not match at character {token.start()}")
+            del opened[-len(run) :]
+            at = token.start() + len(run)
+        if not opened:
+            return at, deepest
 
 
 def without_lone_surrogates(value):

@@ -1,7 +1,8 @@
 """How long each agent lets each hook event run before it cancels it (the timeouts `install`
 registers, and those hooks/hooks.json and OpenCode's plugin give: tests keep them equal to this
-table), and, derived from it, how long an event may wait for the index lock: a hook cancelled
-while it waits has saved nothing and queued nothing, and says nothing.
+table), and, derived from it, how long an event may wait for the index lock (a hook cancelled
+while it waits has saved nothing and queued nothing, and says nothing) and how large a savepoint
+it may write itself (a larger one is the worker's: `writes_in_time`).
 
 Standard library only: the hook reads it at every event that takes the index lock."""
 
@@ -42,6 +43,15 @@ LOCK_SHARE = 1 / 6
 # Events whose answer carries nothing the lock gives: they queue at once when the lock is held.
 # SessionEnd's session is over (nobody reads its answer), and its budget is the tightest.
 QUEUE_AT_ONCE = ("SessionEnd",)
+# How fast a hook writes a savepoint of transcript never saved before, at the least: Python's
+# start, the read, redaction and the chunks' writes together, on the loaded 2-core machine of
+# docs/performance.md ("SessionEnd on a long session": 50 and 100 MB took 3.0 to 8.2 s at load 4
+# to 8.5, 12 to 16 MB/s; 10 here leaves room for a slower disk).
+SAVED_BYTES_PER_SECOND = 10_000_000
+# The share of its timeout an event that is cut when it runs out (SessionEnd) may plan to spend
+# writing a savepoint itself: Codex's 3 s give 15 MB, Claude Code's 5 s 25 MB; a longer session's
+# savepoint is the worker's, which no agent cuts.
+WRITE_SHARE = 1 / 2
 
 
 def installed(agent: str, event: str) -> float:
@@ -52,11 +62,24 @@ def installed(agent: str, event: str) -> float:
 
 def lock_wait(agent: str, event: str) -> float:
     """How long `event` of `agent` may wait for the index lock, all its waits together (0: it
-    tries once). An event or agent not in the table (the hook is run by hand, or an agent sends an
-    event it was not installed for) gets the least any agent gives that event, else none."""
+    tries once)."""
     if event in QUEUE_AT_ONCE:
         return 0.0
+    return _given(agent, event) * LOCK_SHARE
+
+
+def writes_in_time(agent: str, event: str, unsaved_bytes: int) -> bool:
+    """Whether `event` of `agent` may write a savepoint of `unsaved_bytes` of transcript itself:
+    at SAVED_BYTES_PER_SECOND it takes at most WRITE_SHARE of the event's timeout. Past that the
+    worker writes it (the event queued it first, so a cut at any point loses nothing)."""
+    return unsaved_bytes <= _given(agent, event) * WRITE_SHARE * SAVED_BYTES_PER_SECOND
+
+
+def _given(agent: str, event: str) -> float:
+    """The seconds `agent` gives `event`. An event or agent not in the table (the hook is run by
+    hand, or an agent sends an event it was not installed for) gets the least any agent gives
+    that event, else none."""
     given = INSTALLED_SECONDS.get(agent, {}).get(event)
     if given is None:
         given = min((events[event] for events in INSTALLED_SECONDS.values() if event in events), default=0)
-    return given * LOCK_SHARE
+    return float(given)

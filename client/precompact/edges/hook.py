@@ -141,7 +141,16 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     """Answers one hook invocation of `agent` given its stdin bytes."""
     try:
         payload = json.loads(raw)
-    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than json recurses
+    except RecursionError:
+        # Nested deeper than json recurses (a tool's input the model wrote): the event's own
+        # fields are shallow, so they are read and the deep part left out, never built.
+        from precompact.boundary import outside_json
+
+        try:
+            payload = outside_json.shallow_object(raw.decode("utf-8"))
+        except ValueError as e:
+            return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
+    except ValueError as e:
         return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
     if not isinstance(payload, dict):
         return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
@@ -209,8 +218,9 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     try:
         # The agent's text may hold a lone surrogate escape (JavaScript's JSON.stringify writes
         # one for a string cut inside an emoji), which no snapshot or index line can hold: it is
-        # repaired here, as the transcript readers repair theirs, before any handler sees it.
-        repaired = outside_json.repaired(payload)
+        # repaired here, as the transcript readers repair theirs, before any handler sees it; a
+        # member nested too deep for the handlers to walk (a tool's input) is left out.
+        repaired = outside_json.event_members(payload)
         loaded = configuration.load(root)
         # A subagent's session (OpenCode's child session) is not the user's: what it says is the
         # task another model wrote, and the user's own session holds its outcome. Asked where a

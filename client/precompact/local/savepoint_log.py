@@ -33,6 +33,8 @@ from precompact.records import Record, field
 
 INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
+# The key of a line written from a hook's queue entry, naming the entry (`from_queue_entry`).
+QUEUE_ENTRY = "queue_entry"
 LOCK_POLL_SECONDS = 0.01
 # The `recovered` reason of a savepoint a hook left queued (the index lock busy past its wait)
 # and the worker or the compaction's session start then wrote: saved whole, only later.
@@ -198,6 +200,12 @@ def record(logs: Path, event: dict, lock_timeout: float = 10.0) -> None:
 def mark(logs: Path, savepoint: Savepoint, event: Event, lock_timeout: float = 10.0, **details) -> None:
     """Records an event about one savepoint (a layer's progress, a summary)."""
     record(logs, marked(savepoint, event, **details), lock_timeout)
+
+
+def from_queue_entry(logs: Path, name: str) -> bool:
+    """Whether a line of the index was written from the queue entry `name` (a savepoint or a
+    compaction summary a hook queued: local/snapshot.py), which is then not written again."""
+    return any(event.get(QUEUE_ENTRY) == name for event in read(logs).events)
 
 
 def marked(savepoint: Savepoint, event: Event, **details) -> dict:

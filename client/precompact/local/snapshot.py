@@ -444,96 +444,105 @@ def create_savepoint(
     now: datetime | None = None,
     recovery: Recovery | None = None,
     lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
-    queued: str | None = None,
-    held: Callable[[list[savepoint_log.Savepoint]], savepoint_log.Savepoint | None] | None = None,
 ) -> WrittenSnapshot:
-    """Writes the next snapshot and appends its SAVEPOINT_CREATED event; `queued`: the queue
-    entry it is made from, removed under the same lock once the event is appended. Under that
-    lock, a queued savepoint is written only while its entry is still there (another writer, the
-    worker, `precompact flush` or a compaction's session start, may have written it while this
-    one waited) and `held` (given the instance's savepoints as the index is then) names none that
-    already holds what it would (its entry is then removed unwritten): AlreadyWritten otherwise."""
+    """Writes the next snapshot and appends its SAVEPOINT_CREATED event."""
     with savepoint_log.locked(settings.logs, lock_timeout):
-        index = savepoint_log.read(settings.logs)
-        mine = savepoint_log.of_instance(index.savepoints, settings.instance)
-        if queued is not None:
-            _still_needed(settings.logs, queued, held(mine) if held is not None else None)
-        previous = mine[-1] if mine else None
-        if previous is not None and not settings.vouched(previous):
-            # Its hash would be this savepoint's predecessor: the chain would refuse every
-            # savepoint from here on, and `verify` would never pass again.
-            raise Unvouched(
-                provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)], settings.git_layer)
-            )
-        # Read under the lock, and never earlier than the previous savepoint: the program
-        # refuses a timestamp that goes backwards, which would leave this savepoint (and all
-        # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
-        now = now or datetime.now(UTC)
-        if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
-            now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
-        lineage = index.lineage(settings.instance)
-        sequence = previous.sequence + 1 if previous else 1
-        prev_hash = previous.snapshot_hash if previous else None
-        with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
-            # Snapshots are written only under this lock, so any temporary file seen now was
-            # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
-            for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
-                os.unlink(stale, dir_fd=saves)
-            # A line that does not parse may be the one naming it (torn by a crash): none is
-            # removed then (`doctor` names them, `verify` the line).
-            for unindexed in [] if index.bad_lines else _unindexed(saves, index.savepoints):
-                if (
-                    os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
-                    < time.time() - UNINDEXED_SNAPSHOT_SECONDS
-                ):
-                    os.unlink(unindexed, dir_fd=saves)
-            now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
-            path = settings.logs.parent / name
-            digest, size, facts = _write_snapshot(
-                saves, path, settings, session, now, sequence, mine, lineage, recovery
-            )
-        event = {
-            "event": savepoint_log.Event.SAVEPOINT_CREATED,
-            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "unix_timestamp": int(now.timestamp()),
-            "instance": settings.instance,
-            "sequence": sequence,
-            "snapshot_hash": f"sha256:{digest}",
-            "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
-            "snapshot_size_bytes": size,
-            "snapshot_file": name,
-            "trigger": session.trigger,
-            "session_id": session.session_id,
-            "layer_1_status": savepoint_log.LAYER_1_SAVED,
-            "layer_2_status": savepoint_log.Layer2.PENDING,
-            "layer_3_status": savepoint_log.Layer3.QUEUED,
-            "tokens_used_this_session": facts["tokens"]["used"],
-            "tokens_remaining": facts["tokens"]["remaining"],
-            "context_utilization_percent": facts["tokens"]["utilization_percent"],
-            "redactions": facts["redactions"],
-            # What the session had last said: a later PreCompact finding the same keeps this savepoint.
-            "last_said": facts["last_said"],
-            # How far into the transcript this savepoint read, and what it holds: capture.py
-            # finds a compaction no savepoint covers, and never briefs an empty one.
-            "transcript_end": facts["transcript_end"],
-            "messages": facts["messages"],
-            # The compactions its history holds: one made after a compaction is that compaction's
-            # (capture.compaction), which `uncompact` and `dropped` take by default.
-            "compact_boundaries": facts["compact_boundaries"],
-            # Transcript lines not saved whole (malformed, or longer than a line may be: kept as
-            # their head, or the last one still being written): the note and the brief say "full"
-            # only when there is none.
-            "lines_in_part": facts["lines_in_part"],
-            "agent": session.agent,
-            "agent_version": session.agent_version,
-        }
-        if recovery is not None:
-            event["recovered"] = recovery.reason
-        savepoint_log.append(settings.logs, event)
-        if queued is not None:
-            with logs_dir.directory(settings.logs, QUEUE_DIR) as waiting:
-                os.unlink(queued, dir_fd=waiting)
+        written = _create_locked(settings, session, now, recovery)
     _register(settings)
+    return written
+
+
+def _create_locked(
+    settings: Settings,
+    session: Session,
+    now: datetime | None,
+    recovery: Recovery | None,
+    until: int | None = None,
+    queued: str | None = None,
+) -> WrittenSnapshot:
+    """`create_savepoint`'s work, the index lock held. `until`: the byte the transcript is read
+    up to where `recovery` does not say; `queued`: the queue entry it is made from, named in the
+    index line and removed once the line is appended."""
+    index = savepoint_log.read(settings.logs)
+    mine = savepoint_log.of_instance(index.savepoints, settings.instance)
+    previous = mine[-1] if mine else None
+    if previous is not None and not settings.vouched(previous):
+        # Its hash would be this savepoint's predecessor: the chain would refuse every
+        # savepoint from here on, and `verify` would never pass again.
+        raise Unvouched(
+            provenance.unvouched_note(settings.logs, [(previous.instance, previous.sequence)], settings.git_layer)
+        )
+    # Read under the lock, and never earlier than the previous savepoint: the program
+    # refuses a timestamp that goes backwards, which would leave this savepoint (and all
+    # after it) unpostable. Concurrent hooks and a clock stepped back must not cause that.
+    now = now or datetime.now(UTC)
+    if previous is not None and int(now.timestamp()) < previous.unix_timestamp:
+        now = datetime.fromtimestamp(previous.unix_timestamp, UTC)
+    lineage = index.lineage(settings.instance)
+    sequence = previous.sequence + 1 if previous else 1
+    prev_hash = previous.snapshot_hash if previous else None
+    with logs_dir.directory(settings.logs, SAVES_DIR) as saves:
+        # Snapshots are written only under this lock, so any temporary file seen now was
+        # left by a writer that died (killed mid-write): never a snapshot, safe to remove.
+        for stale in fnmatch.filter(os.listdir(saves), ".snapshot_*.tmp"):
+            os.unlink(stale, dir_fd=saves)
+        # A line that does not parse may be the one naming it (torn by a crash): none is
+        # removed then (`doctor` names them, `verify` the line).
+        for unindexed in [] if index.bad_lines else _unindexed(saves, index.savepoints):
+            if (
+                os.stat(unindexed, dir_fd=saves, follow_symlinks=False).st_mtime
+                < time.time() - UNINDEXED_SNAPSHOT_SECONDS
+            ):
+                os.unlink(unindexed, dir_fd=saves)
+        now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
+        path = settings.logs.parent / name
+        digest, size, facts = _write_snapshot(
+            saves, path, settings, session, now, sequence, mine, lineage, recovery, until
+        )
+    event = {
+        "event": savepoint_log.Event.SAVEPOINT_CREATED,
+        "timestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "unix_timestamp": int(now.timestamp()),
+        "instance": settings.instance,
+        "sequence": sequence,
+        "snapshot_hash": f"sha256:{digest}",
+        "prev_snapshot_hash": f"sha256:{prev_hash}" if prev_hash else None,
+        "snapshot_size_bytes": size,
+        "snapshot_file": name,
+        "trigger": session.trigger,
+        "session_id": session.session_id,
+        "layer_1_status": savepoint_log.LAYER_1_SAVED,
+        "layer_2_status": savepoint_log.Layer2.PENDING,
+        "layer_3_status": savepoint_log.Layer3.QUEUED,
+        "tokens_used_this_session": facts["tokens"]["used"],
+        "tokens_remaining": facts["tokens"]["remaining"],
+        "context_utilization_percent": facts["tokens"]["utilization_percent"],
+        "redactions": facts["redactions"],
+        # What the session had last said: a later PreCompact finding the same keeps this savepoint.
+        "last_said": facts["last_said"],
+        # How far into the transcript this savepoint read, and what it holds: capture.py
+        # finds a compaction no savepoint covers, and never briefs an empty one.
+        "transcript_end": facts["transcript_end"],
+        "messages": facts["messages"],
+        # The compactions its history holds: one made after a compaction is that compaction's
+        # (capture.compaction), which `uncompact` and `dropped` take by default.
+        "compact_boundaries": facts["compact_boundaries"],
+        # Transcript lines not saved whole (malformed, or longer than a line may be: kept as
+        # their head, or the last one still being written): the note and the brief say "full"
+        # only when there is none.
+        "lines_in_part": facts["lines_in_part"],
+        "agent": session.agent,
+        "agent_version": session.agent_version,
+    }
+    if recovery is not None:
+        event["recovered"] = recovery.reason
+    if queued is not None:
+        # A process killed between this line and the entry's removal leaves the entry: the
+        # next one to take it finds it written (savepoint_log.from_queue_entry), never twice.
+        event[savepoint_log.QUEUE_ENTRY] = queued
+    savepoint_log.append(settings.logs, event)
+    if queued is not None:
+        _unqueue(settings.logs, queued)
     return WrittenSnapshot(sequence, path, digest, size, prev_hash, event, facts["lines_in_part"])
 
 
@@ -547,15 +556,17 @@ def _register(settings: Settings) -> None:
         registry.register(settings.logs.parent, settings.instance)
 
 
-def queue(settings: Settings, session: Session, end: int | None = None) -> None:
+def queue(settings: Settings, session: Session, end: int | None = None, reason: str | None = QUEUED_REASON) -> str:
     """Leaves `session`'s savepoint to the worker (`write_queued`): the index lock stayed busy
-    past what a hook may wait (other saves of large transcripts), and a hook that gave up would
-    lose the savepoint. Where the transcript's whole lines end now (once a last line still being
-    written has settled, as the hook's own read waits for it; or `end`, a recovery's:
-    local/capture.py) bounds what the worker reads, so the savepoint holds what the hook would
-    have saved, and never the part of a line written so far as a malformed line of its own.
+    past what a hook may wait (other saves of large transcripts), or the save may not fit in
+    what is left of the hook's timeout, and a hook that gave up, or was cut, would lose the
+    savepoint. Where the transcript's whole lines end now (once a last line still being written
+    has settled, as the hook's own read waits for it; or `end`, a recovery's: local/capture.py)
+    bounds what the worker reads, so the savepoint holds what the hook would have saved, and
+    never the part of a line written so far as a malformed line of its own; `reason` is what its
+    index line then says it was recovered for (None: not a recovery, as SessionEnd's are not).
     Stamped with this machine's key: a queue entry that came with the project is never read (it
-    could name any file as a transcript)."""
+    could name any file as a transcript). The entry's name, for `write_entry`."""
     if end is None and session.transcript_path:
         from precompact.transcript import claude_code as transcript
 
@@ -564,7 +575,8 @@ def queue(settings: Settings, session: Session, end: int | None = None) -> None:
         end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    _enqueue(settings, QUEUE_PURPOSE, orjson.dumps({"session": session.as_dict(), "end": end}), ".json")
+    entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
+    return _enqueue(settings, QUEUE_PURPOSE, entry, ".json")
 
 
 class QueuedSummary(Record, frozen=True):
@@ -580,21 +592,30 @@ class QueuedSummary(Record, frozen=True):
     agent: str
 
 
-def queue_summary(settings: Settings, summary: QueuedSummary) -> None:
+def queue_summary(settings: Settings, summary: QueuedSummary) -> str:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
     are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
-    Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound."""
+    Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound. The
+    entry's name, for `record_summary`."""
     import orjson
 
     cut = summary.replace(summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS])
-    _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
+    return _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
 
 
-def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> None:
+def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> str:
+    """A new queue entry holding `entry`; its name."""
+    name = f"{time.time_ns():020d}-{os.getpid()}{suffix}"
+    _store(settings, name, purpose, entry)
+    return name
+
+
+def _store(settings: Settings, name: str, purpose: str, entry: bytes) -> None:
+    """Writes queue entry `name`, stamped for `purpose`; never larger than its readers read."""
     stored = provenance.stamped(purpose, entry)
     if len(stored) > QUEUE_ENTRY_MAX_BYTES:  # the event's own fields (a path, instructions) that long
         raise OSError(errno.EFBIG, f"the queue entry would be {len(stored)} bytes, over {QUEUE_ENTRY_MAX_BYTES}")
-    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{time.time_ns():020d}-{os.getpid()}{suffix}", stored)
+    logs_dir.write_atomic(settings.logs, f"{QUEUE_DIR}/{name}", stored)
 
 
 def queued(logs: Path) -> list[str]:
@@ -624,18 +645,28 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
     found = []
     for name in queued(logs):
         try:
-            stored = logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}", limit=QUEUE_ENTRY_MAX_BYTES)
-        except FileNotFoundError:
-            continue
+            stored = _read_entry(logs, name)
         except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
             found.append(QueueEntry(name, refused=str(e)))
+            continue
+        if stored is None:
             continue
         if name.endswith(SUMMARY_SUFFIX):
             found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
         else:
-            session, end = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+            session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
             found.append(QueueEntry(name, session=session, end=end))
     return found
+
+
+def _read_entry(logs: Path, name: str) -> bytes | None:
+    """Queue entry `name` as stored, read no further than precompact writes one (ConfinementError
+    past that, or for a link or anything but a regular file); None when another process has
+    taken it since it was listed."""
+    try:
+        return logs_dir.read_bytes(logs, f"{QUEUE_DIR}/{name}", limit=QUEUE_ENTRY_MAX_BYTES)
+    except FileNotFoundError:
+        return None
 
 
 def queued_reach(logs: Path, session_id: str | None) -> int:
@@ -688,64 +719,38 @@ def queued_notice(logs: Path) -> str | None:
     )
 
 
-class AlreadyWritten(Exception):
-    """A queued savepoint left unwritten: `by`, a savepoint that already holds what it would
-    (its entry removed), or None when its entry is gone (another process, the worker, `precompact
-    flush` or a compaction's session start, wrote it while this one waited for the index lock:
-    written again, it would be a second savepoint)."""
-
-    def __init__(self, by: savepoint_log.Savepoint | None) -> None:
-        super().__init__(by)
-        self.by = by
-
-
-def _still_needed(logs: Path, name: str, holder: savepoint_log.Savepoint | None) -> None:
-    """Under the index lock: AlreadyWritten unless queue entry `name` is still there and no
-    savepoint (`holder`) holds what it would (the entry is then removed)."""
-    try:
-        with logs_dir.directory(logs, QUEUE_DIR, create=False) as waiting:
-            os.stat(name, dir_fd=waiting, follow_symlinks=False)
-            if holder is not None:
-                os.unlink(name, dir_fd=waiting)
-    except FileNotFoundError:
-        raise AlreadyWritten(None) from None
-    if holder is not None:
-        raise AlreadyWritten(holder)
+# Given the instance's savepoints under the index lock, a queued savepoint's session (its
+# document as read again) and the byte its entry reads to: the session's savepoint that already
+# holds what it would (local/capture.holder), or None.
+Held = Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None]
 
 
 class QueuedWritten(Record):
-    """What `write_queued` did: how many savepoints it wrote, the summaries it recorded (each
-    with the savepoint it was recorded for), one line for each entry it removed unread, left
-    unwritten as held already, or could not write (naming why), how many of this machine's
-    entries it left queued, and how many of those failed (not the index lock: the user's to fix)."""
+    """What `write_queued` did: how many savepoints it wrote, one line for each entry it removed
+    unread, left unwritten as held already, or could not write (naming why), how many of this
+    machine's entries it left queued, and how many of those failed (not the index lock: the
+    user's to fix)."""
 
     savepoints: int = 0
-    summaries: list[QueuedSummary] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     left: int = 0
     failed: int = 0
 
 
-def write_queued(
-    settings: Settings,
-    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
-) -> QueuedWritten:
+def write_queued(settings: Settings, held: Held, summary_recorded: Callable[[QueuedSummary], None]) -> QueuedWritten:
     """Writes the savepoint or the compaction summary of each queue entry (waiting for the index
-    lock, at each entry, as long as a save of a large transcript can take), oldest first. An
-    entry this machine did not make, or that is no file precompact writes (a link, a FIFO,
-    oversized), is removed unread; so is a summary whose session has no savepoint. A savepoint
-    that `held` (the instance's savepoints then, the entry's session and end) finds held already
-    is not written again. One entry that fails is said and left queued, and the rest are written
-    all the same, but for a summary waiting for its session's queued savepoint; the index lock
-    busy past the wait stops the run (every entry would wait as long)."""
-    return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, whole=True)
+    lock, at each entry, as long as a save of a large transcript can take), oldest first;
+    `summary_recorded` is told of each summary once it is recorded (its savepoint's sequence
+    filled in), before its entry is removed. An entry this machine did not make, or that is no
+    file precompact writes (a link, a FIFO, oversized), is removed unread; so is a summary whose
+    session has no savepoint. A savepoint that `held` finds held already is not written again.
+    One entry that fails is said and left queued, and the rest are written all the same, but for
+    a summary waiting for its session's queued savepoint; the index lock busy past the wait stops
+    the run (every entry would wait as long)."""
+    return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
 
 
-def write_queued_savepoints(
-    settings: Settings,
-    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
-    lock_timeout: float,
-) -> QueuedWritten:
+def write_queued_savepoints(settings: Settings, held: Held, lock_timeout: float) -> QueuedWritten:
     """For a session start after a compaction: the queue's savepoints up to its first compaction
     summary, written as `write_queued` writes them but within `lock_timeout` in all, so that a
     savepoint PreCompact queued is briefed, and never recovered a second time. A summary, and
@@ -753,28 +758,28 @@ def write_queued_savepoints(
     and asks for what the summary left out. So does an entry none of this machine's: the worker
     removes it and says so in its log, which a hook has none of."""
     until = time.monotonic() + lock_timeout
-    return _write_queue(settings, held, lambda: max(until - time.monotonic(), 0.0), whole=False)
+    return _write_queue(settings, held, lambda: max(until - time.monotonic(), 0.0), None)
 
 
 def _write_queue(
     settings: Settings,
-    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
+    held: Held,
     lock_wait: Callable[[], float],
-    whole: bool,
+    summary_recorded: Callable[[QueuedSummary], None] | None,
 ) -> QueuedWritten:
-    """`write_queued` (`whole`) or `write_queued_savepoints`, each entry waiting `lock_wait()`
-    for the index lock."""
+    """`write_queued`, or with no `summary_recorded` `write_queued_savepoints`, each entry
+    waiting `lock_wait()` for the index lock."""
     done = QueuedWritten()
     stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
     entries = queue_entries(settings.logs)
     for position, entry in enumerate(entries):
         shown = f"logs/{QUEUE_DIR}/{entry.name}"
         session, summary = entry.session, entry.summary
-        if summary is not None and not whole:
+        if summary is not None and summary_recorded is None:
             done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
             break
         if session is None and summary is None:
-            if not whole:
+            if summary_recorded is None:
                 continue
             # A refusal's own advice ("remove it") is what this does.
             why = re.sub(r"[:;] remove it$", "", entry.refused) if entry.refused else NOT_STAMPED
@@ -786,18 +791,16 @@ def _write_queue(
             continue
         try:
             if session is not None:
-                _write_queued_savepoint(settings, entry, session, lock_wait(), held)
-                done.savepoints += 1
+                taken = write_entry(settings, entry.name, lock_wait(), held)
+                done.savepoints += taken.written is not None
+                if taken.held_by is not None:
+                    done.notes.append(
+                        f"queued savepoint {shown} not written again: savepoint {taken.held_by.sequence} of its session holds what it would"
+                    )
             elif summary is not None and summary.sequence is None and summary.session_id in stuck:
                 done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
-            elif summary is not None:
-                recorded = _record_summary(settings, entry.name, summary)
-                done.summaries.extend([recorded] if recorded is not None else [])
-        except AlreadyWritten as e:
-            if e.by is not None:
-                done.notes.append(
-                    f"queued savepoint {shown} not written again: savepoint {e.by.sequence} of its session holds what it would"
-                )
+            elif summary is not None and summary_recorded is not None:
+                record_summary(settings, entry.name, lock_wait(), summary_recorded)
         except savepoint_log.LockTimeout as e:
             done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
             done.notes.append(f"queued savepoints not written yet: {e}")
@@ -810,27 +813,42 @@ def _write_queue(
     return done
 
 
-def _write_queued_savepoint(
-    settings: Settings,
-    entry: QueueEntry,
-    session: Session,
-    lock_timeout: float,
-    held: Callable[[list[savepoint_log.Savepoint], Session, int | None], savepoint_log.Savepoint | None],
-) -> None:
-    """Writes the savepoint of queue `entry` (of `session`) and removes the entry under the same
-    hold of the index lock: AlreadyWritten when another process wrote it first, or when `held`
-    finds a savepoint of the session that holds what it would. A forgotten project's document is
-    read again from its session file (`_read_again`), and `held` reads that one."""
-    recovery = Recovery(QUEUED_REASON, entry.end) if entry.end is not None else None
-    with _read_again(session) as again:
-        create_savepoint(
-            settings,
-            again,
-            recovery=recovery,
-            lock_timeout=lock_timeout,
-            queued=entry.name,
-            held=lambda saved: held(saved, again, entry.end),
-        )
+class Taken(Record, frozen=True):
+    """What `write_entry` did with a queue entry: `written`, the savepoint it wrote; `held_by`, a
+    savepoint of its session that already holds what it would (the entry removed unwritten);
+    neither: another process wrote it first (the entry gone, or an index line naming it), or it
+    is none of this machine's (removed unread)."""
+
+    written: WrittenSnapshot | None = None
+    held_by: savepoint_log.Savepoint | None = None
+
+
+def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) -> Taken:
+    """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
+    the index lock (the hook that queued it, the worker, `precompact flush` or a compaction's
+    session start: whichever takes the lock first), unless it is written already: its entry
+    gone, or an index line naming it (a writer killed between that line and the entry's
+    removal), or `held` finding a savepoint of its session that holds what it would (one
+    compaction's events each queued it, or a later save of the session came first). A forgotten
+    project's document is read again from its session file (`_read_again`), and `held` reads
+    that one. LockTimeout when the lock stays busy past `lock_timeout`."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        stored = _read_entry(settings.logs, name)
+        if stored is None:
+            return Taken()
+        session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        if session is None or savepoint_log.from_queue_entry(settings.logs, name):
+            _unqueue(settings.logs, name)
+            return Taken()
+        with _read_again(session) as again:
+            holder = held(savepoint_log.savepoints(settings.logs, settings.instance), again, end)
+            if holder is not None:
+                _unqueue(settings.logs, name)
+                return Taken(held_by=holder)
+            recovery = Recovery(reason, end) if reason is not None and end is not None else None
+            written = _create_locked(settings, again, None, recovery, until=end, queued=name)
+    _register(settings)
+    return Taken(written=written)
 
 
 @contextlib.contextmanager
@@ -857,33 +875,52 @@ def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
     return True, said.format("removed unread")
 
 
-def _record_summary(settings: Settings, name: str, summary: QueuedSummary) -> QueuedSummary | None:
-    """Records the queued `summary` with its savepoint and removes its entry `name`, under one
-    hold of the index lock (a crash between the two records it twice, never loses it), while the
-    entry is still there (another writer may have recorded it meanwhile); the summary as recorded
-    (its savepoint's sequence filled in), or None when there was none to record."""
-    with savepoint_log.locked(settings.logs, QUEUED_LOCK_TIMEOUT_SECONDS):
-        try:
-            _still_needed(settings.logs, name, None)
-        except AlreadyWritten:
-            return None
-        mine = _session_savepoints(settings, summary.session_id)
-        if summary.sequence is not None:
-            mine = [s for s in mine if s.sequence == summary.sequence]
-        if mine:
-            line = savepoint_log.marked(
-                mine[-1], savepoint_log.Event.COMPACT_SUMMARY, trigger=summary.trigger, summary=summary.summary
-            )
-            savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
-        _unqueue(settings.logs, name)
-    if not mine:
-        return None
-    return summary.replace(sequence=mine[-1].sequence)
-
-
 def _unqueue(logs: Path, name: str) -> None:
     with logs_dir.directory(logs, QUEUE_DIR) as waiting, contextlib.suppress(FileNotFoundError):
         os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
+
+
+def record_summary(
+    settings: Settings, name: str, lock_timeout: float, recorded: Callable[[QueuedSummary], None]
+) -> None:
+    """Records the queued compaction summary `name` with its savepoint, tells `recorded` (the
+    addendum is asked for there), then removes the entry, all under one hold of the index lock: a
+    process killed anywhere in between leaves the entry, and the next one to take it records the
+    summary once (the savepoint it was for is written into the entry first, and its line names
+    the entry) and tells `recorded` again, so what follows from it is never lost. An entry gone
+    meanwhile was recorded by another writer; one that does not read as a summary of this
+    machine's, or whose savepoint is not in the index, is removed. LockTimeout when the index
+    lock stays busy past `lock_timeout` (the entry then waits for the worker)."""
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        stored = _read_entry(settings.logs, name)
+        if stored is None:  # taken by another process meanwhile
+            return
+        summary = _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))
+        mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
+        if summary is not None and summary.sequence is not None:
+            mine = [s for s in mine if s.sequence == summary.sequence]
+        if summary is None or not mine:
+            _unqueue(settings.logs, name)
+            return
+        if summary.sequence is None:
+            # The session's latest now; a later savepoint of the session must not take it over
+            # when a killed worker's successor records it.
+            import orjson
+
+            summary = summary.replace(sequence=mine[-1].sequence)
+            _store(settings, name, SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
+        if not savepoint_log.from_queue_entry(settings.logs, name):
+            line = savepoint_log.marked(
+                mine[-1],
+                savepoint_log.Event.COMPACT_SUMMARY,
+                trigger=summary.trigger,
+                summary=summary.summary,
+                **{savepoint_log.QUEUE_ENTRY: name},
+            )
+            savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
+        # Under the lock still, so that no other process takes the entry until it is removed.
+        recorded(summary)
+        _unqueue(settings.logs, name)
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
@@ -908,21 +945,26 @@ def _queued_summary(entry: bytes | None) -> QueuedSummary | None:
     return QueuedSummary(**found)
 
 
-def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None]:
+def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None, str | None]:
+    """The session, end and recovery reason of a savepoint queue entry's JSON (None: not one). An
+    entry written before entries named their reason is a recovery's (QUEUED_REASON)."""
     import orjson
 
     try:
         found = orjson.loads(entry) if entry is not None else None
     except orjson.JSONDecodeError:
-        return None, None
+        return None, None, None
     fields = found.get("session") if isinstance(found, dict) else None
     end = found.get("end") if isinstance(found, dict) else None
+    reason = found.get("reason", QUEUED_REASON) if isinstance(found, dict) else None
     names = set(Session.field_names)
     if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
-        return None, None
+        return None, None, None
     if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
-        return None, None
-    return Session(**fields), end
+        return None, None, None
+    if not isinstance(reason, (str, type(None))):
+        return None, None, None
+    return Session(**fields), end, reason
 
 
 def unindexed(logs: Path) -> list[str]:
@@ -954,6 +996,7 @@ def _write_snapshot(
     saved: list[savepoint_log.Savepoint],
     lineage: list[str],
     recovery: Recovery | None,
+    until: int | None = None,
 ) -> tuple[str, int, dict]:
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
@@ -974,7 +1017,7 @@ def _write_snapshot(
         reading = _Reading(scan)
         if session.transcript_path:
             reading = _write_history(
-                writer, settings, session, scan, redactor, saved, recovery.end if recovery else None
+                writer, settings, session, scan, redactor, saved, recovery.end if recovery else until
             )
         else:
             scan.found, scan.problem = False, "no transcript path given"

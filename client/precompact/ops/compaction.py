@@ -144,10 +144,7 @@ def write_queued(loaded: configuration.Config) -> snapshot.QueuedWritten:
     each entry not written. The worker and `precompact flush` both write the queue through here."""
     from precompact.local import capture, snapshot
 
-    written = snapshot.write_queued(layer_1(loaded), capture.holder)
-    for recorded in written.summaries:
-        summary_recorded(loaded, recorded)
-    return written
+    return snapshot.write_queued(layer_1(loaded), capture.holder, lambda recorded: summary_recorded(loaded, recorded))
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:
@@ -258,22 +255,14 @@ def post_compact(loaded: configuration.Config, payload: dict, agent: str) -> boo
         summary=summary,
         agent=agent,
     )
-    if latest is None or queued.sequence is None:
-        snapshot.queue_summary(layer_1(loaded), queued)
-    else:
-        try:
-            savepoint_log.mark(
-                loaded.logs,
-                latest,
-                savepoint_log.Event.COMPACT_SUMMARY,
-                lock_timeout=lock_wait_left(until),
-                trigger=trigger,
-                summary=summary,
+    # Queued first, whatever comes next: the agent may cut this event anywhere after it, and the
+    # worker then records the summary and asks for its addendum (snapshot.record_summary).
+    name = snapshot.queue_summary(layer_1(loaded), queued)
+    if queued.sequence is not None:
+        with contextlib.suppress(savepoint_log.LockTimeout):  # the index stays busy: the worker records it
+            snapshot.record_summary(
+                layer_1(loaded), name, lock_wait_left(until), lambda recorded: summary_recorded(loaded, recorded)
             )
-        except savepoint_log.LockTimeout:
-            snapshot.queue_summary(layer_1(loaded), queued)
-        else:
-            summary_recorded(loaded, queued)
     # With its summary known, the worker computes what the summary left out for the session (the
     # addendum above) and lists what the compaction dropped and keeps the list
     # (restore/dropped_store.py), so `dropped` and the viewer need not read the whole history:
@@ -557,8 +546,12 @@ def session_start_brief(
 
 def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None:
     """Archives what the session said since its last savepoint, so a session that never
-    compacts is kept too: Layer 1 here (going on from the session's read position, well inside
-    the 1.5 s Claude Code's docs give SessionEnd hooks; 2.1.332 allows the installed 5 s), Layers 2 and 3 in the worker."""
+    compacts is kept too, whatever point the agent cuts the hook at (Codex CLI gives SessionEnd
+    3 s, Claude Code 5 s, and a long session's first savepoint takes longer): the savepoint is
+    queued first (a small, stamped entry), the worker started, and only then written here when
+    it fits in the event's timeout (config/hook_timeouts.writes_in_time) and the index lock is
+    free at once; else the worker writes it. Whoever takes the index lock first writes it, once
+    (snapshot.write_entry). Layers 2 and 3 in the worker."""
     if not loaded.session_end:
         return
     from precompact.local import capture, snapshot
@@ -569,13 +562,28 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
             return  # nothing said: nothing to archive
         if _unchanged_savepoint(loaded, session) is not None:
             return
-        try:
-            # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
-            # tightest, and a hook cancelled while it waits would have queued nothing.
-            snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
-        except savepoint_log.LockTimeout:
-            snapshot.queue(layer_1(loaded), session)  # as at PreCompact: the worker writes it
-    _start_worker(loaded, payload)
+        settings = layer_1(loaded)
+        name = snapshot.queue(settings, session, reason=None)
+        started = _start_worker(loaded, payload)
+        event = _text(payload, "hook_event_name") or "SessionEnd"
+        if started and not hook_timeouts.writes_in_time(agent, event, _unsaved_bytes(loaded, session)):
+            return  # the worker writes it: here, the agent would cut it short
+        # SessionEnd tries the lock once (config/hook_timeouts.QUEUE_AT_ONCE): its timeout is the
+        # tightest. Held (other saves, or the worker took the entry already), the worker writes it.
+        with contextlib.suppress(savepoint_log.LockTimeout):
+            snapshot.write_entry(settings, name, _lock_wait(payload, agent), capture.holder)
+
+
+def _unsaved_bytes(loaded: configuration.Config, session: snapshot.Session) -> int:
+    """How much of the session's transcript its savepoints have not read: what a savepoint of it
+    reads (the read position goes on from the latest's end; local/read_position.py)."""
+    try:
+        size = os.stat(str(session.transcript_path)).st_size
+    except OSError:
+        return 0
+    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.session_id == session.session_id]
+    read = mine[-1].transcript_end if mine else None
+    return size - read if read is not None and read <= size else size
 
 
 def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
