@@ -16,7 +16,9 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # refused or unopenable), which fulltext.py turns into a rebuild or a RecallError naming one.
 # Caught inside; boundary's (TooDeep, RepeatedKey, small_file's Refused, session_file's
 # NotASessionFile: each reader turns it into its own family error naming the fix, or reads it as
-# nothing) import nothing of precompact, so derive from OSError/ValueError.
+# nothing) import nothing of precompact, so derive from OSError/ValueError. opencode's Sidechain is
+# the LookupError its reader raises for a session that is no session of the user's: every caller
+# of opencode.read (transcript/agents.py) turns LookupError into the reader's FileNotFoundError.
 INTERNAL = {
     "Broken",
     "FrozenRecordError",
@@ -24,6 +26,7 @@ INTERNAL = {
     "NotASessionFile",
     "Refused",
     "RepeatedKey",
+    "Sidechain",
     "TooDeep",
     "Unreached",
     "Unreadable",

@@ -229,8 +229,8 @@ def test_init_says_it_turned_the_chain_on_because_a_cluster_answered(tmp_path, m
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("show", "abc"), "'abc' is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST"),
-        (("show", "3:0"), "'3:0': give entries from 1 up"),
+        (("show", "abc"), '"abc" is not an entry reference; give SAVEPOINT:ENTRY or SAVEPOINT:FIRST-LAST'),
+        (("show", "3:0"), '"3:0": give entries from 1 up'),
         (("resurrect", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
         (("uncompact", "--at", "yesterday"), "--at 'yesterday' is not an ISO 8601 time"),
         (("recall", "tests", "--since", "yesterday"), "since 'yesterday' is not an ISO 8601 time"),
