@@ -99,7 +99,7 @@ def needed(
         return None
     path = Path(session.transcript_path)
     mine = of_session(saved, session.session_id)
-    covered = max(max((reach(s) for s in mine), default=0), queued)
+    covered = max(_read_so_far(saved, session.session_id), queued)
     marks = boundaries(path)
     from precompact.transcript.claude_code import whole_lines_end
 
@@ -170,7 +170,12 @@ def waiting(saved: list[savepoint_log.Savepoint], session_id: str | None, queued
     """Whether the savepoint queued for `session_id` that reads `queued` bytes into its transcript
     (snapshot.queued_reach) is still to come: it reads further than every one of the session's
     savepoints written (one a savepoint already holds is dropped by its writer, unwritten)."""
-    return queued > max((reach(s) for s in of_session(saved, session_id)), default=0)
+    return queued > _read_so_far(saved, session_id)
+
+
+def _read_so_far(saved: list[savepoint_log.Savepoint], session_id: str | None) -> int:
+    """How far into its transcript the session's savepoints written read."""
+    return max((reach(s) for s in of_session(saved, session_id)), default=0)
 
 
 def holder(
