@@ -675,7 +675,7 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
     worker will write it. Only an entry this machine made counts; a queue that cannot be read
     counts none (its writer says why, not a hook)."""
     try:
-        entries = queue_entries(logs) if session_id and queued(logs) else []
+        entries = queue_entries(logs) if session_id else []
     except OSError:  # ConfinementError: its folder is a link, say
         return 0
     return max(
@@ -693,7 +693,7 @@ def queued_savepoints(logs: Path) -> int:
     written yet (entries it did not make are not counted; a queue that cannot be read counts
     none: `queued_notice` says why)."""
     try:
-        entries = queue_entries(logs) if queued(logs) else []
+        entries = queue_entries(logs)
     except OSError:
         return 0
     return sum(entry.session is not None for entry in entries)
@@ -704,7 +704,7 @@ def queued_notice(logs: Path) -> str | None:
     not written yet (None: none are). Entries it did not make are not counted: they hold nothing
     of its, and the next writer removes them unread."""
     try:
-        entries = queue_entries(logs) if queued(logs) else []
+        entries = queue_entries(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
         return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
     savepoints = sum(entry.session is not None for entry in entries)
