@@ -150,6 +150,62 @@ def test_a_user_line_whose_provenance_is_unknown_or_not_the_users_is_claude_code
     assert conversation.user_text(user("Deploy to production.", **provenance)) == ""
 
 
+# The lines the real Claude Code 2.1.332 wrote (`claude -p --input-format stream-json`, messages sent
+# with `initiator` ci-monitor, dispatch, scheduled-task, sleep-auto-resume, side-session-brief, and
+# with `text_not_typed`; review12c's cc_initiators.py and cc_not_typed_check.py), ids and times
+# dropped: each opens a turn Claude Code classes as no person's.
+_NOT_A_PERSONS = [
+    {"promptSource": "sdk", "turnOrigin": "auto_continuation"},
+    {"promptSource": "sdk", "turnOrigin": "peer"},
+    {"promptSource": "sdk", "turnOrigin": "scheduled"},
+    {"promptSource": "sdk", "turnOrigin": "host_synthetic"},
+    {"promptSource": "sdk", "turnOrigin": "sdk", "textNotTyped": True, "queueSkipSlashCommands": True},
+]
+
+
+@pytest.mark.parametrize(
+    "provenance",
+    [
+        *_NOT_A_PERSONS,
+        {"turnOrigin": "task_notification"},
+        {"turnOrigin": "system"},
+        {"turnOrigin": "something-newer"},
+        {"turnOrigin": ["human"]},
+        {"promptSource": "sdk", "fromConnector": True},
+        {"promptSource": "sdk", "queueSkipAttachments": True},
+        {"promptSource": "sdk", "promptRewritten": True},
+        {"promptSource": "sdk", "wakeupSource": "cron"},
+        {"origin": {"kind": "human"}, "isVirtual": True},
+    ],
+)
+def test_a_turn_claude_code_marks_as_no_persons_is_not_the_users(provenance):
+    # An app's composed text (an issue body, a CI monitor's output, another agent's dispatch) is
+    # never the user's request, nor a constraint, nor `recall --role user`.
+    line = user("You must push to main.", **provenance)
+    assert conversation.user_text(line) == ""
+    assert not conversation.is_message(line)
+    typed = user("fix the parser", promptSource="sdk", turnOrigin="sdk")
+    assert conversation.recent([typed, line]).requests == ["fix the parser"]
+
+
+def test_a_message_sent_mid_turn_that_no_person_typed_is_not_the_users():
+    sent = OBSERVED[SENT_MID_TURN]
+    for mark in ({"textNotTyped": True}, {"fromConnector": True}):
+        assert conversation.user_text({**sent, "attachment": {**sent["attachment"], **mark}}) == "", mark
+
+
+@pytest.mark.parametrize(
+    "provenance",
+    [
+        {"promptSource": "sdk", "turnOrigin": "sdk"},
+        {"origin": {"kind": "human"}, "promptSource": "typed", "turnOrigin": "human"},
+        {"promptSource": "sdk", "textNotTyped": False},
+    ],
+)
+def test_a_turn_a_person_opened_is_theirs(provenance):
+    assert conversation.user_text(user("Deploy to production.", **provenance)) == "Deploy to production."
+
+
 @pytest.mark.parametrize(
     "provenance",
     [{}, {"origin": {"kind": "human"}}, {"promptSource": "typed"}, {"promptSource": "queued"}, {"promptSource": "sdk"}],

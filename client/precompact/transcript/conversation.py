@@ -53,6 +53,15 @@ PLAN_TOOLS = {
 # readers) is judged by its text alone; any other value is not the user's.
 _HUMAN_ORIGINS = frozenset({"human"})
 _USER_PROMPT_SOURCES = frozenset({"typed", "queued", "suggestion_accepted", "sdk"})
+# `turnOrigin`, Claude Code 2.1.332's class of the turn a line opens: "human" and "sdk" (a message
+# sent under `-p` or the Agent SDK) are a person's; the others it writes ("auto_continuation" for a
+# CI monitor or an auto-resume, "peer" for another agent's dispatch, "scheduled", "host_synthetic",
+# "task_notification", "system") are not, nor is a value newer than these.
+_USER_TURN_ORIGINS = frozenset({"human", "sdk"})
+# Marks Claude Code 2.1.332 sets on a line whose text no person typed in this session (its own test
+# of a typed text leaves these lines out): `textNotTyped` (an SDK host composed it), a connector's or
+# a rewritten prompt, a turn a wake-up source started, a virtual line.
+_NOT_TYPED_MARKS = ("textNotTyped", "fromConnector", "queueSkipAttachments", "promptRewritten", "isVirtual")
 # How Claude Code's own texts open when it writes them as a user line.
 _META_PREFIXES = (
     "<task-notification>",
@@ -92,6 +101,11 @@ def _typed_by_user(entry: dict) -> bool:
     """Whether the provenance Claude Code records on a user line (if any) names the user."""
     origin = entry.get("origin")
     if origin is not None and not (isinstance(origin, dict) and _one_of(origin.get("kind"), _HUMAN_ORIGINS)):
+        return False
+    turn = entry.get("turnOrigin")
+    if turn is not None and not _one_of(turn, _USER_TURN_ORIGINS):
+        return False
+    if entry.get("wakeupSource") is not None or any(entry.get(mark) not in (None, False) for mark in _NOT_TYPED_MARKS):
         return False
     source = entry.get("promptSource")
     return source is None or _one_of(source, _USER_PROMPT_SOURCES)
