@@ -61,7 +61,7 @@ WRITER_HEAP_BYTES = 50_000_000  # tantivy's indexing buffer (its floor is 15 MB 
 WRITING_MARK = "precompact-recall.writing"
 LOCK_NAME = "precompact-recall.lock"
 LOCK_TIMEOUT_SECONDS = 60.0
-SCHEMA_VERSION = "9"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none; 8: what was delivered within a running turn (queued_command attachments) is indexed, the user's as user; 9: a turn Claude Code marks as no person's (turnOrigin, textNotTyped) is meta
+SCHEMA_VERSION = "9"  # 2: bookkeeping lines no longer indexed; 3: a history digest may be absent (a grown savepoint); 4: entries looked up by `key`; 5: the words in tantivy; 6: tantivy holds the words and entry ids only, `holds` only entries held again; 7: user lines Claude Code wrote (task notifications, hook feedback) are meta, a time outside years 1-9999 in UTC is none; 8: what was delivered within a running turn (queued_command attachments) is indexed, the user's as user; 9: a turn Claude Code marks as no person's (turnOrigin, textNotTyped) and a message Gemini composed itself (shell mode, editor context) are meta
 CACHE_KIB = (
     64 << 10
 )  # SQLite's page cache: inserting a savepoint's words goes 2-3 times faster than with the default 2 MB

@@ -53,6 +53,19 @@ _OWN_PREFIXES = ("<session_context>", "<hook_context>")
 _REFERENCED = ("--- Content from referenced files ---", "--- Content from referenced context ---")
 # The context hooks add, as Gemini writes it before (or as) a text part: one block or several.
 _HOOK_CONTEXT = re.compile(r"\A(?:<hook_context>.*?</hook_context>\s*)+", re.DOTALL)
+# The user messages Gemini 0.61.0 composes itself and records as typed (`GeminiClient.addHistory`, no
+# `displayContent`), each whole: a shell-mode command's output (`!cmd`, its result up to 10,000
+# characters: whatever the command printed), the IDE's editor context (the open file's selected
+# text), `/directory add`'s folder structure (every file name), the plan mode's exit notice. None is
+# the user's request; all are Gemini's.
+_GEMINI_WROTE = re.compile(
+    r"\AI ran the following shell command:\n```sh\n.*\n```\n\nThis produced the following result:\n```\n.*\n```\Z"
+    r"|\AHere is (?:the user's editor context as a JSON object|a summary of changes in the user's editor context, in"
+    r" JSON format)\. This is for your information only\.\n```json\n.*\n```\Z"
+    r"|\A- \*\*Workspace Directories:\*\*\n(?:  - [^\n]*\n)*- \*\*Directory Structure:\*\*\n"
+    r"|\A(?:User has manually exited Plan Mode|Plan approved)\. Switching to [^\n]*\.\Z",
+    re.DOTALL,
+)
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _SNAPSHOT = re.compile(r"<state_snapshot>(.*?)(?:</state_snapshot>|\Z)", re.DOTALL)
 
@@ -212,7 +225,7 @@ def _user(message: dict, base: dict, request: str | None) -> list[dict]:
     sent = _typed_text(parts) if parts else _text(message)
     shown = message.get("displayContent")
     if shown is None:
-        typed = _before_referenced(sent)
+        typed = "" if _GEMINI_WROTE.match(sent) else _before_referenced(sent)
     else:
         typed = _before_referenced(_typed_text(_as_parts(shown)))
         if typed.strip() == (request or "").strip():
