@@ -798,11 +798,12 @@ def recall_index_paths(config: Config) -> tuple[Path, Path]:
     return recollection.index_path(config.logs), config.logs / recollection.TEXT_DIR
 
 
-def describe_savepoints(config: Config) -> str:
-    """The configured instance's savepoints, one line each, for the model."""
+def describe_savepoints(config: Config, budget: int) -> str:
+    """The configured instance's savepoints, one line each, newest first, within `budget`
+    characters, for the model."""
     from precompact.recall import fulltext as recollection
 
-    return recollection.describe_savepoints(config, config.instance)
+    return recollection.describe_savepoints(config, config.instance, budget)
 
 
 # --- The viewer's reads (viewer/pages.py): what its pages show beyond the calls above -----------

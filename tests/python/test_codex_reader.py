@@ -265,7 +265,7 @@ def test_codex_payloads_save_and_brief_and_a_missing_rollout_fails_open(tmp_path
     index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
     assert (created["agent"], created["agent_version"], created["trigger"]) == ("codex", "0.171.0", "manual")
-    listed = fulltext.describe_savepoints(configuration.load(project.path), project.instance)
+    listed = fulltext.describe_savepoints(configuration.load(project.path), project.instance, 6_000)
     assert listed.startswith(f"savepoint 1 of {project.instance}: ") and ', codex "0.171.0", trigger manual' in listed
     write(rollout, ROLLOUT)
     assert codex_hook({**base, "hook_event_name": "PostCompact", "trigger": "manual"}, project.path).returncode == 0

@@ -8,6 +8,7 @@ import pytest
 
 from precompact.config import settings as configuration
 from precompact.edges import mcp_server
+from precompact.local import snapshot
 from support.projects import new_project
 
 
@@ -37,7 +38,8 @@ def loaded(tmp_path):
         ("show", {"ref": "1:2@" + "9" * 20}, '`ref` "1:2@' + "9" * 20 + '" is not of the form'),
         ("show", {"ref": "1:²"}, '`ref` "1:²" is not of the form'),
         ("show", {"ref": "1:1", "from": "Bob #1"}, 'show takes no "from"; it takes ref, budget, instance'),
-        ("savepoints", {"all": True}, 'savepoints takes no "all"; it takes no arguments'),
+        ("savepoints", {"all": True}, 'savepoints takes no "all"; it takes budget'),
+        ("savepoints", {"budget": 199}, "`budget` must be at least 200"),
         ("delete", {}, 'no tool "delete"; the tools are recall, show, savepoints'),
     ],
 )
@@ -97,3 +99,29 @@ def test_outside_every_project_each_call_answers_the_one_line(name, arguments):
     assert said == mcp_server.OUTSIDE_A_PROJECT and len(said.splitlines()) == 1
     assert said.startswith("this session is not in a precompact project: nothing searched.")
     assert "`precompact recall QUERY --everywhere` in their own shell" in said
+
+
+def test_the_savepoints_list_gives_the_newest_first_within_its_budget(tmp_path):
+    """review12c F3: the list grew ~420 characters a savepoint, oldest first, and a client cuts a
+    long answer from its end (Claude Code showed savepoints 1-5 of 300, Codex keeps 10 KiB): the
+    newest come first, within the budget, and the last line counts the older ones left out."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    loaded = configuration.load(project.path)
+    transcript = tmp_path / "session.jsonl"
+    for n in range(1, 13):
+        with transcript.open("a", encoding="utf-8") as f:
+            f.write(f'{{"type": "user", "uuid": "u{n}", "message": {{"role": "user", "content": "step {n}"}}}}\n')
+        snapshot.create_savepoint(
+            snapshot.Settings.of(loaded), snapshot.Session("s", str(transcript), str(project.path), "auto")
+        )
+    whole = mcp_server.answer(loaded, "savepoints", {"budget": 50_000})
+    assert [line.split(" of ")[0] for line in whole.splitlines()] == [f"savepoint {n}" for n in range(12, 0, -1)]
+    cut = mcp_server.answer(loaded, "savepoints", {"budget": 1_000})
+    lines = cut.splitlines()
+    assert len(cut) <= 1_000 and lines[0].startswith("savepoint 12 of ")
+    shown = len(lines) - 1
+    assert lines[-1] == (
+        f"({12 - shown} older of 12 savepoints not listed here; `recall` with `savepoint` N searches any of them)"
+    )
+    tiny = mcp_server.answer(loaded, "savepoints", {"budget": 200})
+    assert len(tiny) <= 200 and tiny.startswith("savepoint 12 of ") and tiny.endswith("searches any of them)")

@@ -120,8 +120,23 @@ TOOLS = [
     ),
     types.Tool(
         name="savepoints",
-        description="Lists this project's precompact savepoints (time, trigger, hash, git and chain state, compaction summary).",
-        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        description=(
+            "Lists this project's precompact savepoints, newest first (time, trigger, hash, git and chain state, "
+            "compaction summary)."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "budget": {
+                    "type": "integer",
+                    "minimum": 200,
+                    "maximum": 50_000,
+                    "default": recall.DEFAULT_BUDGET,
+                    "description": "At most this many characters.",
+                },
+            },
+            "additionalProperties": False,
+        },
         annotations=_READ_ONLY,
     ),
 ]
@@ -201,7 +216,7 @@ def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:
     if name == "show":
         shown = api.show(config, arguments["ref"], arguments.get("instance"))
         return "\n\n".join(api.render(shown, arguments.get("budget") or recall.DEFAULT_BUDGET))
-    return api.describe_savepoints(config)
+    return api.describe_savepoints(config, arguments.get("budget") or recall.DEFAULT_BUDGET)
 
 
 # JSON Schema's names of the types the tools' arguments take, and the Python types they are.

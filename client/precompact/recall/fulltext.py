@@ -1841,11 +1841,13 @@ def _block(header: str, note: str | None, quoted: str) -> str:
     return f"{header}\n{note}\n{quoted}" if note else f"{header}\n{quoted}"
 
 
-def describe_savepoints(config: Config, instance: str) -> str:
-    """The savepoints recall searches, one line each, newest last, with the verifier's verdict
-    on git and the chain as the worker recorded them (no git or chain is read here). Of a
-    savepoint whose index line no root vouches for (a `logs/` that came with the project), one
-    line saying so and nothing it states; RecallError when no root vouches for any of them."""
+def describe_savepoints(config: Config, instance: str, budget: int) -> str:
+    """The savepoints recall searches, one line each, newest first, with the verifier's verdict
+    on git and the chain as the worker recorded them (no git or chain is read here), within
+    `budget` characters: a client cuts a long answer from its end (Claude Code past 25,000
+    tokens, Codex past 10 KiB), so the newest come first and a last line counts those left out.
+    Of a savepoint whose index line no root vouches for (a `logs/` that came with the project),
+    one line saying so and nothing it states; RecallError when no root vouches for any of them."""
     saved = in_scope(config.logs, instance)
     signer = signed.configured_key(config)
     vouched = [signed.line_vouched(s, signer) for s in saved]
@@ -1869,4 +1871,28 @@ def describe_savepoints(config: Config, instance: str) -> str:
             f"sha256:{s.snapshot_hash[:12]}, git {git.status} ({quoting.inline(git.detail)}), "
             f"chain {chain.status} ({quoting.inline(chain.detail)}){summary}"
         )
-    return "\n".join(lines) or f"{quoting.name(instance)} has no savepoints yet"
+    if not lines:
+        return f"{quoting.name(instance)} has no savepoints yet"
+    return _within(lines[::-1], budget)
+
+
+def _within(lines: list[str], budget: int) -> str:
+    """The first of `lines` that fit `budget` characters with the line counting the rest (at
+    least one, cut to fit)."""
+    room = budget - len(_older_note(len(lines), len(lines))) - 1
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > room:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if len(kept) == len(lines):
+        return "\n".join(kept)
+    if not kept:
+        kept = [lines[0][: max(room - 1, 0)] + "…"]
+    return "\n".join([*kept, _older_note(len(lines) - len(kept), len(lines))])
+
+
+def _older_note(left: int, total: int) -> str:
+    return f"({left} older of {total} savepoints not listed here; `recall` with `savepoint` N searches any of them)"
