@@ -4,7 +4,7 @@ indexed as the worker indexes it; logs/ is copied before the last savepoint, and
 `--replays` replays puts that copy back, writes the last savepoint (Layer 1) and indexes it (the
 update), so both are measured on the same state every time. Prints the median CPU of each (this
 process's `time.process_time`: on a loaded machine the steadier figure; a single Layer 1 carried
-that one run's noise into the ratio before #42's twelfth round), each replay's update CPU, the
+that one run's noise into the ratio before #42's seventh round), each replay's update CPU, the
 median of the replays' update / Layer 1 ratios, and the median CPU of the calling thread alone
 during the update (`time.thread_time`: the Python side; the rest is tantivy's indexing and
 merging threads). Replaying the same work lets two builds be compared: run this script with each

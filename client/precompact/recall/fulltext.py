@@ -1222,7 +1222,7 @@ def bm25_factors(explained: str) -> list[tuple[float, float, float]]:
 
 # An entry's row as `_index` inserts it. Python's sqlite3 binds an int, float or str as it is but
 # looks every other value (bytes, None) up among its adapters first: about 0.4 µs a value, a
-# third of an update's inserts (#42, twelfth round). So the digest is bound as a bytearray (stored
+# third of an update's inserts (#42, seventh round). So the digest is bound as a bytearray (stored
 # as the same BLOB) and a missing tool or time as a value of a type the column never holds (a
 # tool is text, a time a number), turned into NULL by SQLite.
 _NO_TOOL, _NO_TIME = 0, ""
