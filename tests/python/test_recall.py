@@ -361,6 +361,34 @@ def entries_indexed(project: Project) -> list[tuple]:
         return index.execute("SELECT id, holder FROM entries ORDER BY id").fetchall()
 
 
+def test_an_entrys_row_keeps_its_tool_and_time_and_null_only_where_it_has_none(tmp_path):
+    # The inserts bind a missing tool or time as a value of a type that column never holds (#42):
+    # a tool named "0" and the time 0 (1970-01-01T00:00:00Z) are kept, not taken for missing;
+    # the digest is the entry's BLOB, as the lookups read it back.
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "talk.jsonl", "s-talk", START)
+    talk.turn_with("Check the ledger.", "ledger-check", f"one {RARE} left", "Checked.")
+    entries = [json.loads(line) for line in talk.path.read_text().splitlines()]
+    entries[1]["message"]["content"][0]["name"] = "0"
+    entries[1]["timestamp"] = "1970-01-01T00:00:00Z"
+    del entries[3]["timestamp"]
+    talk.path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    save(project, talk)
+    assert recall.update(project.logs, project.instance).indexed == [1]
+    with sqlite3.connect(recall.index_path(project.logs)) as index:
+        rows = index.execute(
+            "SELECT role, tool, time, typeof(digest), length(digest) FROM entries ORDER BY id"
+        ).fetchall()
+    assert rows == [
+        ("user", None, recall.entry_time(entries[0]), "blob", 16),
+        ("assistant", "0", 0.0, "blob", 16),
+        ("tool", "0", recall.entry_time(entries[2]), "blob", 16),
+        ("assistant", None, None, "blob", 16),
+    ]
+    assert isinstance(rows[0][2], float)
+    assert recall.search(project.logs, project.instance, RARE, tool="0").matched == 1
+
+
 @pytest.mark.parametrize("shared_key", [False, True], ids=["own keys", "every entry one key"])
 def test_an_entry_a_later_savepoint_holds_again_is_indexed_once(tmp_path, monkeypatch, shared_key):
     # The second savepoint does not continue the first (its history lacks the first entry), so
