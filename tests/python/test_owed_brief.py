@@ -221,3 +221,37 @@ def test_opencode_is_owed_nothing_its_plugin_asks_session_start_again_in_each_ne
     compaction.write_queued(compacted.loaded)
     again = compacted.event("SessionStart", agent="opencode", source="compact")
     assert again is not None and again.startswith(BRIEF_START), again
+
+
+def test_what_the_summary_left_out_not_ready_with_the_owed_brief_comes_with_a_later_event(compacted):
+    start_while_the_index_is_busy(compacted)
+    with savepoint_log.locked(compacted.project.logs, 0):
+        compacted.event("PostCompact", compact_summary=compacted.planted.summary)
+    compaction.write_queued(compacted.loaded)  # the addendum asked for, not computed yet
+    first = compacted.hook("UserPromptSubmit", prompt="go on")
+    assert first is not None and first.startswith(BRIEF_START) and ADDENDUM_START not in first, first
+    assert compacted.hook("PostToolUse", tool_name="Bash") is None, "not computed yet"
+    assert addendum.prepare(compacted.loaded) == []
+    second = compacted.hook("PostToolUse", tool_name="Read")
+    assert second is not None and second.startswith(ADDENDUM_START), second
+    assert len(first) + len(second) <= compacted.loaded.brief_budget
+    assert compacted.deliveries() == [(1, "compact")]
+
+
+def test_a_brief_stays_owed_twice_as_long_as_the_worker_waits_for_the_index_at_one_entry():
+    assert addendum.OWED_SECONDS == 2 * snapshot.QUEUED_LOCK_TIMEOUT_SECONDS == 20 * 60
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_claude_code_and_codex_are_owed_the_brief_at_their_prompt_or_tool_call(compacted, agent):
+    """Both give UserPromptSubmit's and PostToolUse's additionalContext to the model (docs/agents.md):
+    the same owed brief, through the same handler, whichever agent's event it is."""
+    with savepoint_log.locked(compacted.project.logs, 0):
+        told = compacted.event("SessionStart", agent=agent, source="compact")
+        assert told is not None and PROMISE in told, told
+        assert compacted.event("PostToolUse", agent=agent, tool_name="Bash") is None
+    compaction.write_queued(compacted.loaded)
+    given = compacted.event("PostToolUse", agent=agent, tool_name="Bash")
+    assert given is not None and given.startswith(BRIEF_START), given
+    assert compacted.event("UserPromptSubmit", agent=agent, prompt="x") is None
+    assert compacted.deliveries() == [(1, "compact")]
