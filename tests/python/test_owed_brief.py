@@ -255,3 +255,14 @@ def test_claude_code_and_codex_are_owed_the_brief_at_their_prompt_or_tool_call(c
     assert given is not None and given.startswith(BRIEF_START), given
     assert compacted.event("UserPromptSubmit", agent=agent, prompt="x") is None
     assert compacted.deliveries() == [(1, "compact")]
+
+
+def test_an_owed_brief_given_while_the_index_stays_busy_is_given_unrecorded_and_said_in_the_errors_log(compacted):
+    start_while_the_index_is_busy(compacted)
+    compaction.write_queued(compacted.loaded)
+    with savepoint_log.locked(compacted.project.logs, 0):  # another save holds the index again
+        given = compacted.event("UserPromptSubmit", prompt="go on")
+    assert given is not None and given.startswith(BRIEF_START), given
+    errors = (compacted.project.logs / "precompact-errors.log").read_text()
+    assert "UserPromptSubmit: the brief of savepoint 1 is given unrecorded: " in errors, errors
+    assert compacted.deliveries() == [] and not compacted.owed()

@@ -418,8 +418,8 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     if briefing is None:
         return after_compaction(loaded, payload, agent_names.GEMINI)
     if isinstance(briefing, QueuedBriefing):
-        return deliver(loaded, briefing)
-    context = deliver(loaded, briefing)
+        return deliver(loaded, briefing, "BeforeAgent")
+    context = deliver(loaded, briefing, "BeforeAgent")
     from precompact.ops import addendum
 
     sequence = briefing.savepoint.sequence
@@ -430,9 +430,9 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     return context
 
 
-def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
+def record_delivery(loaded: configuration.Config, briefing: Briefing, event: str = "SessionStart") -> None:
     """Records in the index that the session was given the brief; when the index lock stays busy
-    past what the event may wait, says so in the errors log instead: the brief is given all the
+    past what `event` may wait, says so in the errors log instead: the brief is given all the
     same (a later start of the session may be given it again)."""
     try:
         savepoint_log.mark(
@@ -445,15 +445,16 @@ def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
         )
     except savepoint_log.LockTimeout as e:
         log_failure(
-            loaded.root,
-            "SessionStart",
-            f"the brief of savepoint {briefing.savepoint.sequence} is given unrecorded: {e}",
+            loaded.root, event, f"the brief of savepoint {briefing.savepoint.sequence} is given unrecorded: {e}"
         )
 
 
-def deliver(loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None) -> str | None:
-    """The restore brief `briefing` names (None: no brief), recorded in the index as given; of a
-    compaction whose savepoint is queued, the fixed words that say so, recorded nowhere."""
+def deliver(
+    loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None, event: str = "SessionStart"
+) -> str | None:
+    """The restore brief `briefing` names (None: no brief), recorded in the index as given (by
+    `event`); of a compaction whose savepoint is queued, the fixed words that say so, recorded
+    nowhere."""
     if briefing is None:
         return None
     if isinstance(briefing, QueuedBriefing):
@@ -483,7 +484,7 @@ def deliver(loaded: configuration.Config, briefing: Briefing | QueuedBriefing | 
         from precompact.ops import addendum
 
         addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
-    record_delivery(loaded, briefing)
+    record_delivery(loaded, briefing, event)
     return context
 
 
@@ -505,7 +506,7 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
             if briefing is _STILL_OWED:
                 return None
             if isinstance(briefing, Briefing):
-                return _owed_brief_given(loaded, briefing)
+                return _owed_brief_given(loaded, briefing, _text(payload, "hook_event_name") or "hook")
     given = addendum.kept(loaded, session_id) if agent in GIVEN_EACH_REQUEST else addendum.take(loaded, session_id)
     if given is not None:
         return given
@@ -555,14 +556,14 @@ def _owed_briefing(
     return Briefing(latest, session_id, owed.source, agent, saved, until)
 
 
-def _owed_brief_given(loaded: configuration.Config, briefing: Briefing) -> str | None:
+def _owed_brief_given(loaded: configuration.Config, briefing: Briefing, event: str) -> str | None:
     """The owed brief's first part, recorded as given (`deliver`), followed by what the summary
     left out when the worker has that ready too. They share `[hooks] brief_budget` as at a
     compaction's two events: the first at most half of it, the second what the worker left it
     after the first part less restore/brief.AGE_SLACK, of which the blank line between them is."""
     from precompact.ops import addendum
 
-    first = deliver(loaded, briefing)
+    first = deliver(loaded, briefing, event)
     second = addendum.take(loaded, briefing.session_id)
     if first is None or second is None:
         return first or second
