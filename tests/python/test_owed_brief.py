@@ -266,3 +266,19 @@ def test_an_owed_brief_given_while_the_index_stays_busy_is_given_unrecorded_and_
     errors = (compacted.project.logs / "precompact-errors.log").read_text()
     assert "UserPromptSubmit: the brief of savepoint 1 is given unrecorded: " in errors, errors
     assert compacted.deliveries() == [] and not compacted.owed()
+
+
+def test_the_owed_brief_benchmark_runs():
+    """scripts/bench_owed_brief.py, one pair, so that the command docs/performance.md cites cannot rot."""
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(repo / "scripts" / "bench_owed_brief.py"), "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()] == ["owed", "none"], done.stdout
