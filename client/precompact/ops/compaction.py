@@ -499,14 +499,18 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
     from precompact.ops import addendum
 
     session_id = _text(payload, "session_id")
-    if agent in OWED_LATER:
-        owed = addendum.owed_brief(loaded, session_id)
-        if owed is not None:
-            briefing = _owed_briefing(loaded, payload, agent, owed)
-            if briefing is _STILL_OWED:
-                return None
-            if isinstance(briefing, Briefing):
-                return _owed_brief_given(loaded, briefing, _text(payload, "hook_event_name") or "hook")
+    owed = addendum.owed_brief(loaded, session_id) if agent in OWED_LATER else None
+    if owed is not None:
+        index = savepoint_log.read(loaded.logs)
+        saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+        if _compaction_queued(loaded, saved, session_id, None):
+            _keep_owed(loaded, payload, owed)
+            return None
+        if not addendum.settle_brief(loaded, session_id):
+            return None  # another event is giving it
+        briefing = _owed_briefing(payload, agent, owed, index, saved)
+        if briefing is not None:
+            return _owed_brief_given(loaded, briefing, _text(payload, "hook_event_name") or "hook")
     given = addendum.kept(loaded, session_id) if agent in GIVEN_EACH_REQUEST else addendum.take(loaded, session_id)
     if given is not None:
         return given
@@ -516,44 +520,42 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
     return None
 
 
-# `_owed_briefing` of a brief that stays owed: its savepoint still queued, or another event
-# giving it now.
-_STILL_OWED = object()
+def _keep_owed(loaded: configuration.Config, payload: dict, owed: addendum.OwedBrief) -> None:
+    """The owed brief's savepoint is still queued: it stays owed for OWED_SECONDS from the
+    session start, then is dropped, with a line in the errors log naming the fix."""
+    from precompact.ops import addendum
+
+    waited = time.time() - owed.since
+    if waited <= addendum.OWED_SECONDS:
+        return
+    session_id = _text(payload, "session_id")
+    addendum.forget_brief(loaded, session_id)
+    log_failure(
+        loaded.root,
+        _text(payload, "hook_event_name") or "hook",
+        f"the brief of session {session_id}'s compaction was not given: its savepoint was still queued "
+        f"{waited / 60:.0f} minutes after the session start; `precompact status` says why, "
+        "`precompact flush` writes it, and `precompact resurrect --format brief` then shows its brief",
+    )
 
 
 def _owed_briefing(
-    loaded: configuration.Config, payload: dict, agent: str, owed: addendum.OwedBrief
-) -> Briefing | object | None:
-    """The brief the session start owed the session, once the savepoint its compaction queued
-    is written: taken so that it is given once, the savepoint the session start would have
-    briefed (`capture.to_brief`); None when the session was given it since (a later session
-    start) or has no savepoint to brief. _STILL_OWED while that savepoint is queued, kept owed
-    for OWED_SECONDS from the session start and then dropped, with a line in the errors log."""
+    payload: dict,
+    agent: str,
+    owed: addendum.OwedBrief,
+    index: savepoint_log.IndexRead,
+    saved: list[savepoint_log.Savepoint],
+) -> Briefing | None:
+    """The brief owed (taken already) once the savepoint its compaction queued is written: of
+    the savepoint that session start would have briefed (`capture.to_brief`); None when the
+    session was given it since (a later session start) or has no savepoint to brief."""
     from precompact.local import capture
-    from precompact.ops import addendum
 
-    until = lock_deadline(payload, agent)
     session_id = _text(payload, "session_id")
-    index = savepoint_log.read(loaded.logs)
-    saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
-    if _compaction_queued(loaded, saved, session_id, None):
-        waited = time.time() - owed.since
-        if waited > addendum.OWED_SECONDS:
-            addendum.forget_brief(loaded, session_id)
-            log_failure(
-                loaded.root,
-                _text(payload, "hook_event_name") or "hook",
-                f"the brief of session {session_id}'s compaction was not given: its savepoint was still queued "
-                f"{waited / 60:.0f} minutes after the session start; `precompact status` says why, "
-                "`precompact flush` writes it, and `precompact resurrect --format brief` then shows its brief",
-            )
-        return _STILL_OWED
-    if not addendum.settle_brief(loaded, session_id):
-        return _STILL_OWED
     latest = capture.to_brief(saved, session_id, "compact")
-    if latest is None or (session_id and _brief_delivered(index, loaded.instance, latest.sequence, session_id)):
+    if latest is None or (session_id and _brief_delivered(index, latest.instance, latest.sequence, session_id)):
         return None
-    return Briefing(latest, session_id, owed.source, agent, saved, until)
+    return Briefing(latest, session_id, owed.source, agent, saved, lock_deadline(payload, agent))
 
 
 def _owed_brief_given(loaded: configuration.Config, briefing: Briefing, event: str) -> str | None:
