@@ -98,7 +98,7 @@ def gemini_chat(path: Path, prompt_tokens: int) -> Path:
 def no_op_events(root: Path, command: str, runs: int) -> dict:
     """Events with nothing to do, for each agent's entry: outside a precompact project, and in
     one (a start that is not resumed, a resume with no savepoint, a PreCompress with no
-    compression coming)."""
+    compression coming, a prompt with nothing pending)."""
     outside = root / "outside"
     outside.mkdir()
     project = new_project(root, "noop", git_layer=False, chain_layer=False).path
@@ -132,6 +132,11 @@ def no_op_events(root: Path, command: str, runs: int) -> dict:
             cases[name] = figures(*paired(args, json.dumps(event).encode(), cwd, yardstick, runs))
         name = f"precompact hook, SessionStart:resume with no savepoint, {where}"
         event = payload("SessionStart", cwd, source="resume")
+        cases[name] = figures(*paired([command, "hook"], json.dumps(event).encode(), cwd, bare, runs))
+        # Every prompt and tool call: with nothing pending for the session (no addendum, no owed
+        # brief), answered from the pending files' stats alone.
+        name = f"precompact hook, UserPromptSubmit with nothing pending, {where}"
+        event = payload("UserPromptSubmit", cwd, prompt="go on")
         cases[name] = figures(*paired([command, "hook"], json.dumps(event).encode(), cwd, bare, runs))
     return cases
 

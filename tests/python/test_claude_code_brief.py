@@ -49,3 +49,35 @@ def test_after_a_real_compact_the_next_prompt_carries_what_the_summary_left_out_
     assert messages_text(mock.requests[-1]).count(ADDENDUM_START) == 1
     index = setup.index()
     assert [e["event"] for e in index].count("COMPACT_SUMMARY") == 1
+
+
+def test_a_compaction_whose_savepoint_stays_queued_through_its_hooks_is_briefed_with_the_next_prompt(setup):
+    """The index lock held by another process through the session's first turn and its whole
+    `/compact` (fix12c): the savepoint is queued (SessionEnd's, then PreCompact's of the same
+    history), SessionStart(`compact`) gives the fixed words and owes the brief, PostCompact
+    queues the summary; once the lock is free the worker writes them, and the request after the
+    next prompt carries the savepoint's brief (with what the summary left out), once."""
+    from test_hook_lock_wait import index_lock
+
+    session, mock = setup.session, setup.session.mock
+    holder = index_lock(setup.project)
+    try:
+        session_id = session.run("Please build the header parser. [[plan:work]]")["session_id"]
+        session.run("/compact", resume=session_id)
+        owed = setup.project.logs / "precompact-pending" / f"{session_id}.brief"
+        assert owed.exists(), "SessionStart(compact) gave the fixed words and owes the brief"
+        assert not (setup.project.logs / "precompact-savepoint.jsonl").exists(), "queued, nothing written"
+    finally:
+        holder.stop()
+    wait_for_worker(setup.project)  # writes the savepoint and the summary, computes the addendum
+    asked = len(mock.requests)
+    session.run("What next?", resume=session_id)
+    first = messages_text(mock.requests[asked])
+    assert "This compaction's savepoint is not written yet" in first, "the words SessionStart gave"
+    assert first.count("[precompact] Restored from savepoint 1 of") == 1, first[-3000:]
+    assert first.count(ADDENDUM_START) == 1 and FAILURE in first.split(ADDENDUM_START, 1)[1]
+    assert not owed.exists()
+    session.run("And after that?", resume=session_id)
+    assert messages_text(mock.requests[-1]).count("[precompact] Restored from savepoint 1 of") == 1
+    delivered = [e for e in setup.index() if e["event"] == "BRIEF_DELIVERED"]
+    assert [(e["sequence"], e["session_id"], e["source"]) for e in delivered] == [(1, session_id, "compact")]

@@ -353,6 +353,39 @@ def test_gemini_payloads_save_before_a_compression_and_brief_once_after_it(tmp_p
     assert ignored.stdout == b"" and "not handled" in ignored.stderr.decode(), "Gemini's SessionStart is left alone"
 
 
+def test_gemini_told_its_compression_s_savepoint_is_queued_is_briefed_at_the_first_prompt_after_it_is_written(
+    tmp_path, monkeypatch
+):
+    """The index busy through PreCompress and the next BeforeAgent (fix12c): that prompt is told
+    in fixed words that the brief comes with the first prompt after the savepoint is written, and
+    nothing is recorded; the worker writes it, and the next prompt is given the brief, once."""
+    from precompact import api
+    from precompact.config import hook_timeouts
+    from precompact.config import settings as configuration
+    from precompact.local import savepoint_log
+    from precompact.ops import background, compaction
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(background, "spawn", lambda _root: None)  # the test is the worker
+    monkeypatch.setattr(hook_timeouts, "lock_wait", lambda _agent, _event: 0.2)  # the hooks' waits, shortened
+    chat = write(tmp_path / "chat.jsonl", CHAT[:8])
+    base = {"session_id": SESSION, "transcript_path": str(chat), "cwd": str(project.path), "timestamp": "t"}
+    loaded = configuration.load(project.path)
+    with savepoint_log.locked(project.logs, 0):  # another save holds the index
+        api.on_pre_compress(loaded, {**base, "hook_event_name": "PreCompress", "trigger": "manual"}, "gemini")
+        write(chat, CHAT)
+        told = api.on_before_agent(loaded, {**base, "hook_event_name": "BeforeAgent", "prompt": "What next?"})
+    assert told is not None and told.startswith("[precompact] This compaction's savepoint is not written yet"), told
+    assert "it comes with your first prompt after the savepoint is written." in told, told
+    assert savepoint_log.savepoints(project.logs) == []
+    assert compaction.write_queued(loaded).savepoints == 1
+    given = api.on_before_agent(loaded, {**base, "hook_event_name": "BeforeAgent", "prompt": "And then?"})
+    assert given is not None and given.startswith("[precompact] Restored from savepoint 1"), given
+    later = api.on_before_agent(loaded, {**base, "hook_event_name": "BeforeAgent", "prompt": "Go on."})
+    assert later is None or "Restored from savepoint" not in later, "the first part once per compression"
+
+
 def test_install_for_gemini_adds_its_hooks_to_settings_json_and_uninstall_restores_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

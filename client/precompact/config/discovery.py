@@ -33,13 +33,15 @@ def missing(start: str) -> str:
 
 # What a compacted session is still to be given (ops/addendum.py writes them in logs/ under
 # PENDING_DIR): the addendum ready for its next prompt or tool call (or being given: a process
-# killed while giving it leaves it so, for the next), or a compaction whose summary has not been
-# read yet. UserPromptSubmit and PostToolUse fire on every prompt and tool call: without one of
-# these files they are answered here, with three stats.
+# killed while giving it leaves it so, for the next), a compaction whose summary has not been
+# read yet, or the brief its SessionStart could not give (its savepoint was still queued).
+# UserPromptSubmit and PostToolUse fire on every prompt and tool call: without one of these
+# files they are answered here, with four stats.
 PENDING_DIR = "precompact-pending"
 READY_SUFFIX = ".json"
 DELIVERING_SUFFIX = ".delivering"
 AWAITING_SUFFIX = ".awaiting"
+OWED_SUFFIX = ".brief"
 MAX_SESSION_ID = 128
 
 
@@ -52,9 +54,12 @@ def pending_name(session_id: object) -> str | None:
 
 
 def something_pending(root: str, session_id: object) -> bool:
-    """Whether the session has an addendum to be given, or a compaction to read the summary of."""
+    """Whether the session has an addendum to be given, a compaction to read the summary of, or
+    a brief owed since its session start."""
     name = pending_name(session_id)
     if name is None:
         return False
     folder = os.path.join(root, "logs", PENDING_DIR, name)
-    return any(os.path.lexists(folder + suffix) for suffix in (READY_SUFFIX, DELIVERING_SUFFIX, AWAITING_SUFFIX))
+    return any(
+        os.path.lexists(folder + suffix) for suffix in (READY_SUFFIX, DELIVERING_SUFFIX, AWAITING_SUFFIX, OWED_SUFFIX)
+    )

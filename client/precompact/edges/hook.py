@@ -95,7 +95,8 @@ COMPACTION_STDOUT_TO_MODEL = (CLAUDE, OPENCODE)
 # The events that save from the session the event names (a savepoint, or one recovered).
 SAVED_FROM_THE_SESSION = ("PreCompact", "PostCompact")
 
-# The events that give a compacted session what its summary left out (ops/addendum.py).
+# The events that give a compacted session what its summary left out, and the brief its session
+# start could not give while the compaction's savepoint was queued (ops/addendum.py).
 AFTER_COMPACTION = ("UserPromptSubmit", "PostToolUse")
 
 

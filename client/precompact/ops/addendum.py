@@ -26,6 +26,12 @@ entry looks for the three it acts on with three stats, before importing anything
   (the kernel dropped its lock): the next prompt or tool call gives it, once. OpenCode keeps none of what precompact's plugin adds to a request, so its
   addendum is read, not claimed, each time the plugin asks, until the next compaction's
   SessionStart removes it.
+- `<session>.brief`: SessionStart(`compact`) could not give the compaction's brief, its
+  savepoint still queued (the index busy past its wait): the session was told so in fixed words,
+  and owes it the brief. The first prompt or tool call after the savepoint is written takes the
+  file (logs_dir.take_once, so two events racing give it once) and gives the brief's first part,
+  with the addendum when that is ready too (ops/compaction.py). Stamped like the addendum; kept
+  at most OWED_SECONDS, then dropped with a logged line.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from precompact.boundary import logs_dir
 from precompact.config import discovery
 from precompact.config import settings as configuration
 from precompact.local import provenance
+from precompact.records import Record
 from precompact.transcript import agents
 
 if TYPE_CHECKING:
@@ -58,6 +65,14 @@ MAX_READY_BYTES = 64 << 10
 # each at most 12 bytes (an escaped surrogate pair), beside its few short fields.
 MAX_SUMMARY_CHARS = 256 << 10
 MAX_REQUEST_BYTES = 12 * MAX_SUMMARY_CHARS + (4 << 10)
+OWED_PURPOSE = "precompact/owed-brief/v1"
+OWED_TAKING_SUFFIX = ".brief-taking"
+MAX_OWED_BYTES = 4 << 10
+# How long a brief stays owed: twice the longest the worker waits for the index lock at one
+# queue entry (local/snapshot.QUEUED_LOCK_TIMEOUT_SECONDS). A savepoint still queued by then is
+# one whose entry fails (`precompact status` names it), not one waiting its turn, and each prompt
+# or tool call until then reads the index and the queue to know.
+OWED_SECONDS = 1200.0
 
 
 def _name(stem: str, suffix: str) -> str:
@@ -89,15 +104,100 @@ def await_summary(loaded: configuration.Config, session_id: str | None, sequence
         return
     logs = loaded.logs
     computing = _name(stem, COMPUTING_SUFFIX)
-    made = []  # the sequences of the addenda made for the session: ready, or left by a killed process
-    for holder in (_name(stem, discovery.READY_SUFFIX), _name(stem, discovery.DELIVERING_SUFFIX), computing):
+    made = _drop_made_before(logs, stem, sequence)
+    if sequence in (*made, _sequence(logs, _name(stem, REQUEST_SUFFIX)), _sequence(logs, computing)):
+        return
+    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
+
+
+def _drop_made_before(logs: Path, stem: str, sequence: int) -> list[int | None]:
+    """Removes the session's addenda of savepoints before `sequence` (an earlier compaction's:
+    ready, or left by a killed worker or delivering event); the sequences of those it found."""
+    made = []
+    for holder in (
+        _name(stem, discovery.READY_SUFFIX),
+        _name(stem, discovery.DELIVERING_SUFFIX),
+        _name(stem, COMPUTING_SUFFIX),
+    ):
         held = _stamped_sequence(logs, holder)
         if held is not None and held < sequence:
             logs_dir.remove(logs, holder)
         made.append(held)
-    if sequence in (*made, _sequence(logs, _name(stem, REQUEST_SUFFIX)), _sequence(logs, computing)):
-        return
-    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
+    return made
+
+
+def owe_brief(loaded: configuration.Config, session_id: str | None, source: str, newest: int, now: float) -> bool:
+    """SessionStart `source` told the session its compaction's savepoint is queued: the session
+    is owed that savepoint's brief, from `now` (time.time()). `newest`, the index's newest
+    sequence then: the savepoint to come is later, so an addendum of an earlier compaction not
+    yet given is dropped, as a compaction's SessionStart drops it. False for a session id no
+    pending file can be named by."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return False
+    _drop_made_before(loaded.logs, stem, newest + 1)
+    record = json.dumps({"session_id": stem, "source": source, "since": now}).encode()
+    logs_dir.write_atomic(loaded.logs, _name(stem, discovery.OWED_SUFFIX), provenance.stamped(OWED_PURPOSE, record))
+    return True
+
+
+class OwedBrief(Record, frozen=True):
+    """A brief a session start owes its session (`owe_brief`): at which start (`source`), since
+    when (time.time())."""
+
+    source: str
+    since: float
+
+
+def owed_brief(loaded: configuration.Config, session_id: object) -> OwedBrief | None:
+    """The brief the session is owed, if this machine stamped the file for it (one that is not
+    is removed: never acted on)."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return None
+    name = _name(stem, discovery.OWED_SUFFIX)
+    try:
+        stored = logs_dir.read_bytes(loaded.logs, name, limit=MAX_OWED_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError:  # a link, a FIFO, oversized: not a file precompact wrote
+        logs_dir.remove(loaded.logs, name)
+        return None
+    record = provenance.made_here(OWED_PURPOSE, stored)
+    found = None
+    with contextlib.suppress(ValueError):
+        found = json.loads(record) if record is not None else None
+    if (
+        not isinstance(found, dict)
+        or found.get("session_id") != stem
+        or not isinstance(found.get("source"), str)
+        or not isinstance(found.get("since"), int | float)
+    ):
+        logs_dir.remove(loaded.logs, name)
+        return None
+    return OwedBrief(source=found["source"], since=float(found["since"]))
+
+
+def settle_brief(loaded: configuration.Config, session_id: object) -> bool:
+    """Takes the session's owed brief, to be given now: True for exactly one of the events
+    racing for it (False: none owed, or another event is taking it)."""
+    stem = discovery.pending_name(session_id)
+    if stem is None:
+        return False
+    try:
+        taken = logs_dir.take_once(
+            loaded.logs, _name(stem, discovery.OWED_SUFFIX), _name(stem, OWED_TAKING_SUFFIX), limit=MAX_OWED_BYTES
+        )
+    except logs_dir.ConfinementError:
+        return False
+    return taken is not None
+
+
+def forget_brief(loaded: configuration.Config, session_id: object) -> None:
+    """The session is owed its brief no more (it waited past OWED_SECONDS)."""
+    stem = discovery.pending_name(session_id)
+    if stem is not None:
+        logs_dir.remove(loaded.logs, _name(stem, discovery.OWED_SUFFIX))
 
 
 def request(

@@ -28,6 +28,7 @@ from precompact.transcript import agent_names
 
 if TYPE_CHECKING:
     from precompact.local import snapshot
+    from precompact.ops import addendum
     from precompact.ops.layers import FlushOutcome
     from precompact.transcript import agents
 
@@ -45,6 +46,11 @@ TWO_PARTS = (agent_names.CLAUDE, agent_names.CODEX, agent_names.OPENCODE, agent_
 # The agents that keep none of what precompact adds to a request (OpenCode's plugin adds it to
 # each one): what the summary left out stays pending until the next compaction, not given once.
 GIVEN_EACH_REQUEST = (agent_names.OPENCODE,)
+# The agents whose session, told at SessionStart(`compact`) that its compaction's savepoint is
+# still queued, is given that savepoint's brief at the first UserPromptSubmit or PostToolUse after
+# the worker writes it (ops/addendum.owe_brief). Gemini's BeforeAgent asks again at each prompt
+# by itself; OpenCode's plugin asks SessionStart again in each new OpenCode process.
+OWED_LATER = (agent_names.CLAUDE, agent_names.CODEX)
 QUEUED_NOTE = (
     "precompact is saving the pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
@@ -77,9 +83,15 @@ class Briefing(Record):
 class QueuedBriefing(Record):
     """A session just compacted whose compaction's savepoint is queued, not written yet (the index
     busy at its hooks): it is told so in fixed words, naming the session's `previous` savepoint
-    (None: it has none) without claiming it holds this compaction, and nothing is recorded as given."""
+    (None: it has none) without claiming it holds this compaction, and nothing is recorded as given.
+    The agents of OWED_LATER are then owed the brief (ops/addendum.owe_brief); `newest` is the
+    index's newest sequence at this start (0: none)."""
 
     previous: savepoint_log.Savepoint | None
+    session_id: str | None
+    source: str
+    agent: str
+    newest: int
 
 
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
@@ -344,7 +356,7 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, source)
     if source == "compact" and _compaction_queued(loaded, saved, session_id, recovered):
-        return QueuedBriefing(latest)
+        return QueuedBriefing(latest, session_id, source, agent, saved[-1].sequence if saved else 0)
     # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
     # per compaction, and is given the brief again.
     once = agent != agent_names.OPENCODE
@@ -390,7 +402,8 @@ def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | Queu
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, "compact")
     if _compaction_queued(loaded, saved, session_id, None):
-        return QueuedBriefing(latest)  # nothing recorded: a later prompt is given the brief once it is written
+        # Nothing recorded: a later prompt is given the brief once it is written.
+        return QueuedBriefing(latest, session_id, "compact", agent_names.GEMINI, saved[-1].sequence if saved else 0)
     if latest is None:
         return None
     return Briefing(latest, session_id, "compact", agent_names.GEMINI, saved, until)
@@ -405,8 +418,8 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     if briefing is None:
         return after_compaction(loaded, payload, agent_names.GEMINI)
     if isinstance(briefing, QueuedBriefing):
-        return deliver(loaded, briefing)
-    context = deliver(loaded, briefing)
+        return deliver(loaded, briefing, "BeforeAgent")
+    context = deliver(loaded, briefing, "BeforeAgent")
     from precompact.ops import addendum
 
     sequence = briefing.savepoint.sequence
@@ -417,9 +430,9 @@ def before_agent_context(loaded: configuration.Config, payload: dict) -> str | N
     return context
 
 
-def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
+def record_delivery(loaded: configuration.Config, briefing: Briefing, event: str = "SessionStart") -> None:
     """Records in the index that the session was given the brief; when the index lock stays busy
-    past what the event may wait, says so in the errors log instead: the brief is given all the
+    past what `event` may wait, says so in the errors log instead: the brief is given all the
     same (a later start of the session may be given it again)."""
     try:
         savepoint_log.mark(
@@ -432,21 +445,28 @@ def record_delivery(loaded: configuration.Config, briefing: Briefing) -> None:
         )
     except savepoint_log.LockTimeout as e:
         log_failure(
-            loaded.root,
-            "SessionStart",
-            f"the brief of savepoint {briefing.savepoint.sequence} is given unrecorded: {e}",
+            loaded.root, event, f"the brief of savepoint {briefing.savepoint.sequence} is given unrecorded: {e}"
         )
 
 
-def deliver(loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None) -> str | None:
-    """The restore brief `briefing` names (None: no brief), recorded in the index as given; of a
-    compaction whose savepoint is queued, the fixed words that say so, recorded nowhere."""
+def deliver(
+    loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None, event: str = "SessionStart"
+) -> str | None:
+    """The restore brief `briefing` names (None: no brief), recorded in the index as given (by
+    `event`); of a compaction whose savepoint is queued, the fixed words that say so, recorded
+    nowhere."""
     if briefing is None:
         return None
     if isinstance(briefing, QueuedBriefing):
         from precompact.restore import brief as restore_brief
 
-        return restore_brief.queued(briefing.previous)
+        comes_with = "prompt" if briefing.agent == agent_names.GEMINI else None
+        if briefing.agent in OWED_LATER:
+            from precompact.ops import addendum
+
+            if addendum.owe_brief(loaded, briefing.session_id, briefing.source, briefing.newest, time.time()):
+                comes_with = "prompt or tool call"
+        return restore_brief.queued(briefing.previous, comes_with)
     from precompact.config import agent_settings
 
     mcp_tools = agent_settings.mcp_installed(briefing.agent, loaded.root)
@@ -464,19 +484,33 @@ def deliver(loaded: configuration.Config, briefing: Briefing | QueuedBriefing | 
         from precompact.ops import addendum
 
         addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
-    record_delivery(loaded, briefing)
+    record_delivery(loaded, briefing, event)
     return context
 
 
 def after_compaction(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
     """UserPromptSubmit or PostToolUse of a session with something pending (the hook's entry
-    checked that): what the summary left out, once (ops/addendum.py); to OpenCode's plugin, each
-    time it asks until the next compaction (it adds the text to every request itself)."""
+    checked that): the brief its session start owed it, once its savepoint is written, with what
+    the summary left out when that is ready too; else what the summary left out, once
+    (ops/addendum.py); to OpenCode's plugin, each time it asks until the next compaction (it adds
+    the text to every request itself)."""
     if agent not in TWO_PARTS:
         return None
     from precompact.ops import addendum
 
     session_id = _text(payload, "session_id")
+    owed = addendum.owed_brief(loaded, session_id) if agent in OWED_LATER else None
+    if owed is not None:
+        index = savepoint_log.read(loaded.logs)
+        saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
+        if _compaction_queued(loaded, saved, session_id, None):
+            _keep_owed(loaded, payload, owed)
+            return None
+        if not addendum.settle_brief(loaded, session_id):
+            return None  # another event is giving it
+        briefing = _owed_briefing(payload, agent, owed, index, saved)
+        if briefing is not None:
+            return _owed_brief_given(loaded, briefing, _text(payload, "hook_event_name") or "hook")
     given = addendum.kept(loaded, session_id) if agent in GIVEN_EACH_REQUEST else addendum.take(loaded, session_id)
     if given is not None:
         return given
@@ -484,6 +518,58 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
     if waiting is not None and _summary_arrived(loaded, payload, waiting, agent):
         _start_worker(loaded, payload)  # its addendum comes with a later prompt or tool call
     return None
+
+
+def _keep_owed(loaded: configuration.Config, payload: dict, owed: addendum.OwedBrief) -> None:
+    """The owed brief's savepoint is still queued: it stays owed for OWED_SECONDS from the
+    session start, then is dropped, with a line in the errors log naming the fix."""
+    from precompact.ops import addendum
+
+    waited = time.time() - owed.since
+    if waited <= addendum.OWED_SECONDS:
+        return
+    session_id = _text(payload, "session_id")
+    addendum.forget_brief(loaded, session_id)
+    log_failure(
+        loaded.root,
+        _text(payload, "hook_event_name") or "hook",
+        f"the brief of session {session_id}'s compaction was not given: its savepoint was still queued "
+        f"{waited / 60:.0f} minutes after the session start; `precompact status` says why, "
+        "`precompact flush` writes it, and `precompact resurrect --format brief` then shows its brief",
+    )
+
+
+def _owed_briefing(
+    payload: dict,
+    agent: str,
+    owed: addendum.OwedBrief,
+    index: savepoint_log.IndexRead,
+    saved: list[savepoint_log.Savepoint],
+) -> Briefing | None:
+    """The brief owed (taken already) once the savepoint its compaction queued is written: of
+    the savepoint that session start would have briefed (`capture.to_brief`); None when the
+    session was given it since (a later session start) or has no savepoint to brief."""
+    from precompact.local import capture
+
+    session_id = _text(payload, "session_id")
+    latest = capture.to_brief(saved, session_id, "compact")
+    if latest is None or (session_id and _brief_delivered(index, latest.instance, latest.sequence, session_id)):
+        return None
+    return Briefing(latest, session_id, owed.source, agent, saved, lock_deadline(payload, agent))
+
+
+def _owed_brief_given(loaded: configuration.Config, briefing: Briefing, event: str) -> str | None:
+    """The owed brief's first part, recorded as given (`deliver`), followed by what the summary
+    left out when the worker has that ready too. They share `[hooks] brief_budget` as at a
+    compaction's two events: the first at most half of it, the second what the worker left it
+    after the first part less restore/brief.AGE_SLACK, of which the blank line between them is."""
+    from precompact.ops import addendum
+
+    first = deliver(loaded, briefing, event)
+    second = addendum.take(loaded, briefing.session_id)
+    if first is None or second is None:
+        return first or second
+    return f"{first}\n\n{second}"
 
 
 def _summary_arrived(loaded: configuration.Config, payload: dict, sequence: int, agent: str) -> bool:
