@@ -743,10 +743,10 @@ def test_an_mcp_client_lists_the_tools_and_calls_each(history):
     assert text[1].startswith("[3:") and "ledger-2025.tar" in text[1]
     assert text[2].startswith("[2:1] savepoint 2 of Trial #1")
     assert [line.split(":")[0] for line in text[3].splitlines()] == [
-        "savepoint 1 of Trial #1",
-        "savepoint 2 of Trial #1",
         "savepoint 3 of Trial #1",
-    ]
+        "savepoint 2 of Trial #1",
+        "savepoint 1 of Trial #1",
+    ]  # newest first
     assert "is not an ISO 8601 time" in text[4] and "has no savepoint 7" in text[5]
 
 
