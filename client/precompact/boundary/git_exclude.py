@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import git_env, processes
+from precompact.boundary import git_env, processes, quoting
 
 GIT_SECONDS = 10.0
 # An exclude file larger than this is not read (nor appended to): nobody writes one by hand.
@@ -70,7 +70,7 @@ def keep_out(directory: Path, wanted: tuple[Kept, ...]) -> Outcome:
     try:
         added = _append(exclude_file, [line for line in anchored if line is not None])
     except OSError as e:
-        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({e.strerror or e})")
+        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({quoting.os_error(e)})")
     ignored = _ignored(directory, wanted)
     if isinstance(ignored, str):
         return Outcome(exclude_file, added, (), wanted, ignored)
@@ -121,7 +121,7 @@ def _exclude_file(directory: Path) -> tuple[Path, str] | str | None:
             timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired) as e:
-        return f"git could not be asked where its exclude file is ({e})"
+        return f"git could not be asked where its exclude file is ({quoting.inline(str(e))})"
     lines = done.stdout.split("\n")
     if done.returncode != 0 or len(lines) < 3 or lines[0] != "true":
         return None
@@ -188,7 +188,7 @@ def _ignored(directory: Path, wanted: tuple[Kept, ...]) -> set[str] | str:
             timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired) as e:
-        return f"git could not check what it ignores ({e})"
+        return f"git could not check what it ignores ({quoting.inline(str(e))})"
     if done.returncode not in (0, 1):
         return f"git could not check what it ignores: {done.stderr.strip().splitlines()[-1:] or done.returncode}"
     return set(done.stdout.splitlines())

@@ -17,6 +17,11 @@ instance's name (`name`; the index, a snapshot's lineage, a remote's branch may 
 timestamp (`timestamp`; an index line states any string) and a file's path (`path`; a snapshot
 file the index names, a project's directory, which any name may have).
 
+What an exception precompact did not raise says (a builtin's or a library's: its message is made
+of what it was given, a path, a JSON fragment, git's stderr) is a reason: `inline(str(e))`, or
+`os_error(e)` for what went wrong in an OSError, which shows the C library's words for its errno
+bare, as it can check them.
+
 `single_line` quotes nothing: it keeps precompact's own words (around parts already quoted) on
 one line.
 """
@@ -24,6 +29,7 @@ one line.
 from __future__ import annotations
 
 import json
+import os
 import re
 
 PREFIX = "> "
@@ -90,6 +96,21 @@ def inline(text: str) -> str:
     for raw, escaped in _RAW_LINE_BREAKS.items():
         literal = literal.replace(raw, escaped)
     return literal
+
+
+def os_error(error: BaseException) -> str:
+    """What went wrong in an OSError, as precompact's lines show it: the C library's words for its
+    errno bare (`os.strerror`: fixed words of a table, one line, made of no input) when the error
+    carries exactly those, else its whole text quoted (`inline`). `strerror` alone is not trusted:
+    it is whatever the raiser passed (ssl puts its verify message there, a library may put any)."""
+    if isinstance(error, OSError) and type(error.errno) is int and error.strerror:
+        try:
+            said = os.strerror(error.errno)
+        except (ValueError, OverflowError):  # a number past a C int's range, which any raiser may give
+            said = None
+        if error.strerror == said:
+            return said
+    return inline(str(error))
 
 
 def single_line(text: str) -> str:
