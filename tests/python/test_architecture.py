@@ -1923,7 +1923,7 @@ def foreign_exception_text_unquoted(tree: ast.Module) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(n for n in modules() if n not in EXCEPTION_RULE_PENDING))
-def test_an_exception_precompact_did_not_raise_reaches_a_verdict_only_quoted(name):
+def test_an_exception_precompact_did_not_raise_is_said_only_quoted(name):
     assert not foreign_exception_text_unquoted(modules()[name]), name
 
 

@@ -69,6 +69,8 @@ def keep_out(directory: Path, wanted: tuple[Kept, ...]) -> Outcome:
         )
     try:
         added = _append(exclude_file, [line for line in anchored if line is not None])
+    except NotAppendable as e:
+        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({e.strerror})")
     except OSError as e:
         return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({quoting.os_error(e)})")
     ignored = _ignored(directory, wanted)
@@ -146,9 +148,14 @@ def _anchored(prefix: str, pattern: str) -> str | None:
     return "/" + escaped + pattern
 
 
+class NotAppendable(OSError):
+    """The exclude file is none precompact appends to (a link, not a regular file, too large); its
+    strerror says which, in precompact's words."""
+
+
 def _append(exclude_file: Path, lines: list[str]) -> tuple[str, ...]:
     """Appends the lines the file does not hold yet; never through a symbolic link, never to a
-    file that is not a regular one."""
+    file that is not a regular one (NotAppendable)."""
     exclude_file.parent.mkdir(parents=True, exist_ok=True)
     try:
         descriptor = os.open(exclude_file, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -158,14 +165,14 @@ def _append(exclude_file: Path, lines: list[str]) -> tuple[str, ...]:
         return tuple(lines)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "it is a symbolic link") from None
+            raise NotAppendable(errno.ELOOP, "it is a symbolic link") from None
         raise
     with os.fdopen(descriptor, "r+b") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "it is not a regular file")
+            raise NotAppendable(errno.EINVAL, "it is not a regular file")
         held = file.read(MAX_EXCLUDE_BYTES + 1)
         if len(held) > MAX_EXCLUDE_BYTES:
-            raise OSError(errno.EFBIG, f"it is over {MAX_EXCLUDE_BYTES} bytes")
+            raise NotAppendable(errno.EFBIG, f"it is over {MAX_EXCLUDE_BYTES} bytes")
         present = set(held.decode("utf-8", "replace").splitlines())
         missing = [line for line in dict.fromkeys(lines) if line not in present]
         if missing:

@@ -46,7 +46,7 @@ def serve(config: Config | None, open_browser: bool, announce: Callable[[str], N
             page = _redirect_page(url)
         except OSError as e:
             announce(
-                f"no browser opened (its page could not be written: {quoting.os_error(e)}); open the address below"
+                f"no browser opened (its page could not be written: {quoting.inline(str(e))}); open the address below"
             )
 
     def admitted() -> None:
