@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from precompact.boundary import quoting
+from precompact.boundary import quoting, terminal
 from precompact.edges import worker
 from precompact.transcript import opencode
 from support import git_http
@@ -78,6 +78,15 @@ def test_any_other_text_of_an_exception_is_quoted_whole(error):
     shown = quoting.os_error(error)
     assert shown == quoting.inline(str(error)) and json.loads(shown) == str(error)
     assert shown.splitlines() == [shown] and "\x1b" not in shown
+
+
+def test_a_quote_holds_no_control_character_a_terminal_acts_on_and_reads_back_whole():
+    """JSON leaves DEL, the C1 controls (U+009B is a CSI on its own) and LS/PS raw: `inline`
+    escapes them the JSON way, so a terminal's sanitising has nothing left to change."""
+    text = "a\x7fb\x85c\x9b2Jd\u2028e\u2029f\x1b[2J\n✓"
+    shown = quoting.inline(text)
+    assert shown.isprintable() and "✓" in shown, shown
+    assert terminal.sanitise(shown) == shown and json.loads(shown) == text
 
 
 # --- git's stderr: a remote's hook --------------------------------------------------------------

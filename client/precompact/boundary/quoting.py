@@ -8,8 +8,8 @@ module, in one of two forms:
   (`str.splitlines`: CR, VT, FF, FS/GS/RS, NEL, LS, PS as well as LF), starts with `> `, so no
   quoted line can begin one of precompact's own (a heading, the proof line, a fence): the quote
   cannot be closed from inside;
-- `inline`: a JSON string literal on one line, every line boundary escaped (a reason: what git, a
-  remote or an RPC endpoint said of a failure).
+- `inline`: a JSON string literal on one line, every line boundary and control character escaped
+  (a reason: what git, a remote or an RPC endpoint said of a failure).
 
 Three kinds of outside text are shown bare when of the plain shape precompact itself writes, and
 `inline` otherwise, so that they cannot carry a sentence, a ✓ or a line of their own: an
@@ -33,8 +33,10 @@ import os
 import re
 
 PREFIX = "> "
-# What JSON leaves raw although `str.splitlines` (and some readers) break a line there.
-_RAW_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+# What JSON leaves raw although a terminal acts on it or a reader breaks a line there: DEL and the
+# C1 controls (U+0085 NEL breaks a line, U+009B is a CSI on its own), LS and PS. Escaped the JSON
+# way, the literal stays the same value (a terminal's `\x9b` for it would not be JSON).
+_LEFT_RAW_BY_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
 CUT_MARK = "…"
 # An instance's name as a repository's settings may set it: "<name> #<n>", at most two words then
 # the number, so it cannot carry a sentence.
@@ -91,11 +93,13 @@ def block_from(text: str, start: int, limit: int) -> tuple[str, int]:
 
 
 def inline(text: str) -> str:
-    """`text` as a one-line JSON string literal: quoted, with every line boundary escaped."""
-    literal = json.dumps(text, ensure_ascii=False)
-    for raw, escaped in _RAW_LINE_BREAKS.items():
-        literal = literal.replace(raw, escaped)
-    return literal
+    """`text` as a one-line JSON string literal: quoted, with every line boundary and every
+    control character escaped."""
+    return _LEFT_RAW_BY_JSON.sub(_json_escape, json.dumps(text, ensure_ascii=False))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def os_error(error: BaseException) -> str:
