@@ -462,8 +462,8 @@ def test_the_reader_takes_what_json_parse_takes_and_refuses_what_it_refuses(tmp_
 @pytest.mark.parametrize(
     ("content", "said"),
     [
-        ('{"cleanupPeriodDays": NaN}', "is not valid JSON (NaN is not a JSON value)"),
-        ('{"cleanupPeriodDays": -Infinity}', "is not valid JSON (-Infinity is not a JSON value)"),
+        ('{"cleanupPeriodDays": NaN}', 'is not valid JSON ("NaN is not a JSON value")'),
+        ('{"cleanupPeriodDays": -Infinity}', 'is not valid JSON ("-Infinity is not a JSON value")'),
         ('{"cleanupPeriodDays": 1e400}', "holds a number past a double's range (as 1e400)"),
     ],
 )
@@ -520,7 +520,7 @@ def test_doctor_reads_settings_as_claude_code_does_and_is_no_check_of_a_file_it_
     user = home / ".claude" / "settings.json"
     user.write_text(user.read_text().replace("{", '{"cleanupPeriodDays": NaN, ', 1))
     assert hooks_line(new.path, home) == (
-        f"✗ hooks: {user} is not valid JSON (NaN is not a JSON value); fix: make it a regular file of JSON (or remove it)"
+        f'✗ hooks: {user} is not valid JSON ("NaN is not a JSON value"); fix: make it a regular file of JSON (or remove it)'
     )
     user.write_text(user.read_text().replace("NaN", "1e400", 1))
     assert hooks_line(new.path, home) == (
@@ -636,4 +636,4 @@ def test_doctor_names_a_managed_allow_managed_hooks_only_unless_the_managed_sett
     assert precompact(new.path, "install", "--scope", "user", home=home).returncode == 0
     assert hooks_line(new.path, home).startswith("✗ hooks: allowManagedHooksOnly is set in"), "settings hooks are not"
     policy.write_text('{"allowManagedHooksOnly": NaN}')
-    assert hooks_line(new.path, home).startswith(f"✗ hooks: {policy} is not valid JSON (NaN")
+    assert hooks_line(new.path, home).startswith(f'✗ hooks: {policy} is not valid JSON ("NaN')

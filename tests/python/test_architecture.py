@@ -1625,7 +1625,14 @@ OUTSIDE_VARIABLES = {"instance", "lineage", "timestamp", "failure", "snapshot_fi
 # A field of outside data that holds precompact's own word, not the outside text (a failure's layer).
 OWN_WORDS = {"layer"}
 # The forms that quote (boundary/quoting); `single_line` only folds line breaks and quotes nothing.
-QUOTING_FORMS = {"quoting.block", "quoting.inline", "quoting.name", "quoting.timestamp", "quoting.path"}
+QUOTING_FORMS = {
+    "quoting.block",
+    "quoting.inline",
+    "quoting.name",
+    "quoting.timestamp",
+    "quoting.path",
+    "quoting.os_error",
+}
 # Calls whose text (or items) are made of their arguments'; any other call's text is its own (a
 # helper's f-strings are checked where they are).
 TEXT_OF_ARGUMENTS = {
@@ -1825,13 +1832,17 @@ def test_the_paths_the_cli_prints_are_quoted():
     assert not renders_outside_text_unquoted(modules()["edges/cli.py"], NAMES_TIMES_REASONS | PRINTED_PATHS)
 
 
-# --- An exception Python or a library raised is outside text in a verdict ------------------------
-# What `show`, `recall`, `resurrect`, `dropped` and the MCP tools say comes from these modules: a
-# verdict or an error made of an exception's text must quote it when the exception is not
-# precompact's own (a ValueError a chunk's read raises names the bytes it could not take; an
-# OSError, a file's name). precompact's own exceptions carry words their raiser composed, outside
-# parts quoted there.
-MODULES_SAYING_VERDICTS = ("verifier/", "restore/", "recall/", "api.py", "edges/mcp_server.py", "viewer/pages.py")
+# --- An exception Python or a library raised is outside text wherever it is said -----------------
+# A verdict, an error, a warning or a log line made of an exception's text must quote it when the
+# exception is not precompact's own (a ValueError a chunk's read raises names the bytes it could
+# not take; an OSError, a file's name; git's stderr; a line break in any of them forges a second
+# line, an ANSI escape rewrites the screen). precompact's own exceptions carry words their raiser
+# composed, outside parts quoted there. An OSError's `strerror` alone is no quote: it is whatever
+# the raiser passed (ssl's verify message, any library's text); `quoting.os_error` shows it bare
+# only once it checked that it is the C library's words for the errno.
+# Every module; the three that helpers are editing now stay out until the lead adds them after
+# merging those helpers' branches (their places are fixed there).
+EXCEPTION_RULE_PENDING = ("local/snapshot.py", "ops/compaction.py", "ops/addendum.py")
 # Libraries whose exceptions' text is made of what they were given.
 FOREIGN_EXCEPTION_MODULES = {"sqlite3", "orjson", "json", "tomllib", "zlib", "binascii", "tantivy", "git"}
 
@@ -1857,14 +1868,37 @@ def _unquoted_reads_of(node: ast.AST, name: str) -> Iterator[ast.AST]:
         yield from _unquoted_reads_of(child, name)
 
 
+# A format spec whose presentation type only a number takes (`{e.timeout:g}`): a str there raises,
+# so what it shows is digits. `c` (a character from an int) is not one.
+_NUMERIC_SPEC = re.compile(r".*[bdeEfFgGnoxX%]")
+
+
+def _as_number(part: ast.FormattedValue) -> bool:
+    spec = part.format_spec
+    return (
+        isinstance(spec, ast.JoinedStr)
+        and len(spec.values) == 1
+        and isinstance(spec.values[0], ast.Constant)
+        and _NUMERIC_SPEC.fullmatch(str(spec.values[0].value)) is not None
+    )
+
+
 def _text_made(node: ast.AST) -> Iterator[ast.AST]:
     """Each f-string part and each `str(…)` in `node` outside a quoting form, but a `str(…)` kept
-    as a field its printers quote (`reason=str(e)`: NAMES_TIMES_REASONS)."""
+    as a field its printers quote (`reason=str(e)`, `{"reason": str(e)}`: NAMES_TIMES_REASONS)
+    and a part formatted as a number (`{e.timeout:g}`)."""
     if isinstance(node, ast.Call) and _dotted(node.func) in QUOTING_FORMS:
         return
     if isinstance(node, ast.keyword) and node.arg in NAMES_TIMES_REASONS:
         return
-    if isinstance(node, ast.FormattedValue):
+    if isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values, strict=True):
+            if not (isinstance(key, ast.Constant) and key.value in NAMES_TIMES_REASONS):
+                yield from _text_made(value)
+            if key is not None:
+                yield from _text_made(key)
+        return
+    if isinstance(node, ast.FormattedValue) and not _as_number(node):
         yield node.value
     elif isinstance(node, ast.Call) and _dotted(node.func) == "str":
         yield node
@@ -1888,10 +1922,8 @@ def foreign_exception_text_unquoted(tree: ast.Module) -> list[str]:
     return list(found.values())
 
 
-@pytest.mark.parametrize(
-    "name", sorted(n for n in modules() if n.startswith(MODULES_SAYING_VERDICTS) and not n.endswith("__init__.py"))
-)
-def test_an_exception_precompact_did_not_raise_reaches_a_verdict_only_quoted(name):
+@pytest.mark.parametrize("name", sorted(n for n in modules() if n not in EXCEPTION_RULE_PENDING))
+def test_an_exception_precompact_did_not_raise_is_said_only_quoted(name):
     assert not foreign_exception_text_unquoted(modules()[name]), name
 
 
@@ -1909,6 +1941,28 @@ def test_the_exception_rule_sees_a_foreign_exceptions_text_unquoted():
         "def own(x):\n    try:\n        f()\n    except chunks.ChunkError as e:\n        raise Broken(f'{e} in {x}')\n"
     )
     assert [line.split(":")[0] for line in foreign_exception_text_unquoted(sample)] == ["line 6", "line 11", "line 16"]
+
+
+def test_the_exception_rule_takes_the_c_librarys_words_only_checked_and_a_number_as_digits():
+    """`e.strerror` is whatever the raiser passed: refused alone, or with the text as fallback;
+    `quoting.os_error` checks it. A part only a number can fill (`:g`) is digits; one a str can
+    (`:>8`, `!r`, `:c`) is not. A reason kept in a dict its printers quote is kept as one."""
+    cases = {
+        "strerror_alone": ("raise E(f'cannot read: {e.strerror}')", True),
+        "strerror_or_text": ("raise E(f'cannot read: {e.strerror or e}')", True),
+        "checked": ("raise E(f'cannot read: {quoting.os_error(e)}')", False),
+        "as_a_number": ("raise E(f'no answer within {e.timeout:g} s')", False),
+        "as_a_percentage": ("raise E(f'{e.share:.1%} done')", False),
+        "padded_text": ("raise E(f'no answer within {e.timeout:>8} s')", True),
+        "as_a_character": ("raise E(f'{e.code:c}')", True),
+        "its_repr": ("log(f'not updated: {e!r}')", True),
+        "reason_kept": ("yield Outcome(s, FAILED, {'reason': str(e)})", False),
+        "other_field": ("yield Outcome(s, FAILED, {'note': str(e)})", True),
+        "field_not_named": ("yield Outcome(s, FAILED, {kind: str(e)})", True),
+    }
+    for name, (statement, refused) in cases.items():
+        sample = ast.parse(f"def {name}():\n    try:\n        f()\n    except OSError as e:\n        {statement}\n")
+        assert bool(foreign_exception_text_unquoted(sample)) is refused, name
 
 
 def test_the_quoting_rule_sees_outside_text_that_is_not_quoted():

@@ -16,13 +16,17 @@ CLIENT = Path(__file__).resolve().parents[2] / "client" / "precompact"
 # refused or unopenable), which fulltext.py turns into a rebuild or a RecallError naming one.
 # Caught inside; boundary's (TooDeep, RepeatedKey, small_file's Refused, session_file's
 # NotASessionFile: each reader turns it into its own family error naming the fix, or reads it as
-# nothing) import nothing of precompact, so derive from OSError/ValueError. opencode's Sidechain is
-# the LookupError its reader raises for a session that is no session of the user's: every caller
-# of opencode.read (transcript/agents.py) turns LookupError into the reader's FileNotFoundError.
+# nothing) import nothing of precompact, so derive from OSError/ValueError; git_exclude's
+# NotAppendable, an OSError too, becomes `init`'s warning naming the exclude file. opencode's NoSession
+# (and its Sidechain) is the LookupError its reader raises for a session that is no session of the
+# user's: every caller of opencode.read (transcript/agents.py) turns it into the reader's
+# FileNotFoundError.
 INTERNAL = {
     "Broken",
     "FrozenRecordError",
     "LineTooLong",  # an OSError: every reader reports it as a session file it cannot read
+    "NoSession",
+    "NotAppendable",
     "NotASessionFile",
     "Refused",
     "RepeatedKey",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from precompact.boundary import quoting
 from precompact.local import savepoint_log
 from support.commands import (
     INSTANCE,
@@ -267,7 +268,7 @@ def test_a_lone_surrogate_in_the_compaction_events_text_still_saves(tmp_path, ag
     assert done.returncode == 0
     said = (done.stdout + done.stderr).decode()
     if agent == "opencode" and field == "session_id":
-        assert f"holds no session {REPAIRED}" in said, said
+        assert f"holds no session {quoting.inline(REPAIRED)}" in said, said
         assert savepoint_log.savepoints(project.logs) == []
         return
     assert "could not save" not in said and "failed" not in said, said

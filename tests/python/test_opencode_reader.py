@@ -176,7 +176,7 @@ def test_rows_that_are_not_json_objects_or_too_large_are_kept_as_notes_not_read(
 
 def test_a_missing_session_a_missing_database_and_a_file_that_is_not_one_are_refused_in_one_line(tmp_path):
     path = database(tmp_path / "opencode.db", [("msg_1", "prt_1", json.dumps({"type": "text", "text": "hi"}))])
-    with pytest.raises(LookupError, match="holds no session ses_other"):
+    with pytest.raises(LookupError, match='holds no session "ses_other"'):
         opencode.read(path, "ses_other")
     with pytest.raises(FileNotFoundError):
         opencode.read(tmp_path / "nothing.db", SESSION)
@@ -235,7 +235,7 @@ def test_the_hook_names_a_session_its_database_does_not_hold_and_still_exits_0(t
     }
     done = precompact(project.path, "hook", "--agent", "opencode", stdin=payload)
     assert done.returncode == 0
-    assert "holds no session ses_gone" in done.stderr + done.stdout
+    assert 'holds no session "ses_gone"' in done.stderr + done.stdout
     assert not (project.logs / "precompact-saves").exists() or not list(
         (project.logs / "precompact-saves").glob("snapshot_*")
     )

@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import git_env, processes
+from precompact.boundary import git_env, processes, quoting
 
 GIT_SECONDS = 10.0
 # An exclude file larger than this is not read (nor appended to): nobody writes one by hand.
@@ -69,8 +69,10 @@ def keep_out(directory: Path, wanted: tuple[Kept, ...]) -> Outcome:
         )
     try:
         added = _append(exclude_file, [line for line in anchored if line is not None])
+    except NotAppendable as e:
+        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({e.strerror})")
     except OSError as e:
-        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({e.strerror or e})")
+        return Outcome(exclude_file, (), (), wanted, f"{exclude_file} cannot be written ({quoting.os_error(e)})")
     ignored = _ignored(directory, wanted)
     if isinstance(ignored, str):
         return Outcome(exclude_file, added, (), wanted, ignored)
@@ -121,7 +123,7 @@ def _exclude_file(directory: Path) -> tuple[Path, str] | str | None:
             timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired) as e:
-        return f"git could not be asked where its exclude file is ({e})"
+        return f"git could not be asked where its exclude file is ({quoting.inline(str(e))})"
     lines = done.stdout.split("\n")
     if done.returncode != 0 or len(lines) < 3 or lines[0] != "true":
         return None
@@ -146,9 +148,14 @@ def _anchored(prefix: str, pattern: str) -> str | None:
     return "/" + escaped + pattern
 
 
+class NotAppendable(OSError):
+    """The exclude file is none precompact appends to (a link, not a regular file, too large); its
+    strerror says which, in precompact's words."""
+
+
 def _append(exclude_file: Path, lines: list[str]) -> tuple[str, ...]:
     """Appends the lines the file does not hold yet; never through a symbolic link, never to a
-    file that is not a regular one."""
+    file that is not a regular one (NotAppendable)."""
     exclude_file.parent.mkdir(parents=True, exist_ok=True)
     try:
         descriptor = os.open(exclude_file, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -158,14 +165,14 @@ def _append(exclude_file: Path, lines: list[str]) -> tuple[str, ...]:
         return tuple(lines)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "it is a symbolic link") from None
+            raise NotAppendable(errno.ELOOP, "it is a symbolic link") from None
         raise
     with os.fdopen(descriptor, "r+b") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "it is not a regular file")
+            raise NotAppendable(errno.EINVAL, "it is not a regular file")
         held = file.read(MAX_EXCLUDE_BYTES + 1)
         if len(held) > MAX_EXCLUDE_BYTES:
-            raise OSError(errno.EFBIG, f"it is over {MAX_EXCLUDE_BYTES} bytes")
+            raise NotAppendable(errno.EFBIG, f"it is over {MAX_EXCLUDE_BYTES} bytes")
         present = set(held.decode("utf-8", "replace").splitlines())
         missing = [line for line in dict.fromkeys(lines) if line not in present]
         if missing:
@@ -188,7 +195,7 @@ def _ignored(directory: Path, wanted: tuple[Kept, ...]) -> set[str] | str:
             timeout=GIT_SECONDS,
         )
     except (OSError, processes.TimeoutExpired) as e:
-        return f"git could not check what it ignores ({e})"
+        return f"git could not check what it ignores ({quoting.inline(str(e))})"
     if done.returncode not in (0, 1):
         return f"git could not check what it ignores: {done.stderr.strip().splitlines()[-1:] or done.returncode}"
     return set(done.stdout.splitlines())

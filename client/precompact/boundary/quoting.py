@@ -8,14 +8,19 @@ module, in one of two forms:
   (`str.splitlines`: CR, VT, FF, FS/GS/RS, NEL, LS, PS as well as LF), starts with `> `, so no
   quoted line can begin one of precompact's own (a heading, the proof line, a fence): the quote
   cannot be closed from inside;
-- `inline`: a JSON string literal on one line, every line boundary escaped (a reason: what git, a
-  remote or an RPC endpoint said of a failure).
+- `inline`: a JSON string literal on one line, every line boundary and control character escaped
+  (a reason: what git, a remote or an RPC endpoint said of a failure).
 
 Three kinds of outside text are shown bare when of the plain shape precompact itself writes, and
 `inline` otherwise, so that they cannot carry a sentence, a ✓ or a line of their own: an
 instance's name (`name`; the index, a snapshot's lineage, a remote's branch may name any), a
 timestamp (`timestamp`; an index line states any string) and a file's path (`path`; a snapshot
 file the index names, a project's directory, which any name may have).
+
+What an exception precompact did not raise says (a builtin's or a library's: its message is made
+of what it was given, a path, a JSON fragment, git's stderr) is a reason: `inline(str(e))`, or
+`os_error(e)` for what went wrong in an OSError, which shows the C library's words for its errno
+bare, as it can check them.
 
 `single_line` quotes nothing: it keeps precompact's own words (around parts already quoted) on
 one line.
@@ -24,11 +29,14 @@ one line.
 from __future__ import annotations
 
 import json
+import os
 import re
 
 PREFIX = "> "
-# What JSON leaves raw although `str.splitlines` (and some readers) break a line there.
-_RAW_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+# What JSON leaves raw although a terminal acts on it or a reader breaks a line there: DEL and the
+# C1 controls (U+0085 NEL breaks a line, U+009B is a CSI on its own), LS and PS. Escaped the JSON
+# way, the literal stays the same value (a terminal's `\x9b` for it would not be JSON).
+_LEFT_RAW_BY_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
 CUT_MARK = "…"
 # An instance's name as a repository's settings may set it: "<name> #<n>", at most two words then
 # the number, so it cannot carry a sentence.
@@ -85,11 +93,28 @@ def block_from(text: str, start: int, limit: int) -> tuple[str, int]:
 
 
 def inline(text: str) -> str:
-    """`text` as a one-line JSON string literal: quoted, with every line boundary escaped."""
-    literal = json.dumps(text, ensure_ascii=False)
-    for raw, escaped in _RAW_LINE_BREAKS.items():
-        literal = literal.replace(raw, escaped)
-    return literal
+    """`text` as a one-line JSON string literal: quoted, with every line boundary and every
+    control character escaped."""
+    return _LEFT_RAW_BY_JSON.sub(_json_escape, json.dumps(text, ensure_ascii=False))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def os_error(error: BaseException) -> str:
+    """What went wrong in an OSError, as precompact's lines show it: the C library's words for its
+    errno bare (`os.strerror`: fixed words of a table, one line, made of no input) when the error
+    carries exactly those, else its whole text quoted (`inline`). `strerror` alone is not trusted:
+    it is whatever the raiser passed (ssl puts its verify message there, a library may put any)."""
+    if isinstance(error, OSError) and type(error.errno) is int and error.strerror:
+        try:
+            said = os.strerror(error.errno)
+        except (ValueError, OverflowError):  # a number past a C int's range, which any raiser may give
+            said = None
+        if error.strerror == said:
+            return said
+    return inline(str(error))
 
 
 def single_line(text: str) -> str:

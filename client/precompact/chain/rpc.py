@@ -21,6 +21,7 @@ import threading
 
 import httpx
 
+from precompact.boundary import quoting
 from precompact.config import endpoint
 from precompact.errors import PrecompactError
 
@@ -105,7 +106,7 @@ class Cluster:
                 raise ValueError(f"data encoded as {encoding}")
             return str(value["owner"]), base64.b64decode(encoded, validate=True)
         except (KeyError, TypeError, ValueError) as e:
-            raise self._malformed("getAccountInfo", f"unusable account ({e})") from None
+            raise self._malformed("getAccountInfo", f"unusable account ({quoting.inline(str(e))})") from None
 
     def latest_blockhash(self) -> str:
         value = self._value("getLatestBlockhash", [{"commitment": COMMITMENT}])

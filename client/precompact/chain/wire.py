@@ -20,7 +20,7 @@ from solders.instruction import Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from precompact.boundary import small_file
+from precompact.boundary import quoting, small_file
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 
@@ -90,7 +90,7 @@ def load_keypair(path: Path) -> Keypair:
         ) from None
     except (OSError, ValueError, RecursionError) as e:
         raise KeypairError(
-            f"keypair {path} is unreadable or not JSON ({e}); point chain.keypair at a Solana CLI keypair file"
+            f"keypair {path} is unreadable or not JSON ({quoting.inline(str(e))}); point chain.keypair at a Solana CLI keypair file"
         ) from None
     if not (
         isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)
@@ -99,7 +99,7 @@ def load_keypair(path: Path) -> Keypair:
     try:
         return Keypair.from_bytes(bytes(values))
     except ValueError as e:
-        raise KeypairError(f"keypair {path} is not a valid ed25519 keypair ({e})") from None
+        raise KeypairError(f"keypair {path} is not a valid ed25519 keypair ({quoting.inline(str(e))})") from None
 
 
 def instance_id(name: str) -> bytes:

@@ -95,7 +95,7 @@ def remote_url(config: Config) -> str:
     try:
         url = git_env.remote_url(config.repository, config.remote)
     except (OSError, processes.TimeoutExpired) as e:
-        return f"(git cannot tell: {quoting.single_line(str(e))})"
+        return f"(git cannot tell: {quoting.inline(str(e))})"
     if url is None:
         return f"(no remote {quoting.inline(config.remote)} in {quoting.inline(str(config.repository))})"
     return f"{git_url(url)} (read from the repository at each push: git.url is not recorded)"

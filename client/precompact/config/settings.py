@@ -277,9 +277,11 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     try:
         raw = tomllib.loads(content.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path} is not valid TOML ({e}); fix the file or re-run `precompact init --force`") from None
+        raise ConfigError(
+            f"{path} is not valid TOML ({quoting.inline(str(e))}); fix the file or re-run `precompact init --force`"
+        ) from None
     except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {path}: {e}") from None
+        raise ConfigError(f"cannot read {path}: {quoting.inline(str(e))}") from None
     overrides = os.environ if environ is None else environ
     in_file = _keypair(root, raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
     for variable, (section, key) in ENV_OVERRIDES.items():

@@ -460,8 +460,10 @@ def savepoint(transcript, session_id, no_transcript, trigger, force, instance, a
             trigger=trigger,
             skip_unchanged=not force,
         )
-    except (OSError, savepoint_log.LockTimeout) as e:
+    except savepoint_log.LockTimeout as e:
         raise click.ClickException(f"savepoint not written: {e}") from None
+    except OSError as e:
+        raise click.ClickException(f"savepoint not written: {quoting.inline(str(e))}") from None
     if isinstance(made, savepoint_log.Savepoint):
         _say(
             f"nothing new since savepoint {made.sequence}: the session has said nothing since it, so no savepoint was made (`precompact savepoint --force` makes one anyway)"

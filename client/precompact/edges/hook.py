@@ -116,7 +116,11 @@ def run(agent: str = CLAUDE) -> None:
     try:
         result = handle(sys.stdin.buffer.read(), agent)
     except Exception as e:  # noqa: BLE001  a hook never blocks the agent: said, exit 0
-        result = HookResult(stderr=f"precompact hook: failed before reaching a project ({type(e).__name__}: {e})")
+        from precompact.boundary import quoting
+
+        result = HookResult(
+            stderr=f"precompact hook: failed before reaching a project ({type(e).__name__}: {quoting.inline(str(e))})"
+        )
     from precompact.boundary import terminal
 
     try:
@@ -129,13 +133,22 @@ def run(agent: str = CLAUDE) -> None:
             from pathlib import Path
 
             from precompact import api
+            from precompact.boundary import quoting
 
             api.log_hook_failure(
                 Path(result.project),
                 result.event,
-                f"the agent closed its end before precompact's answer reached it ({e}); "
+                f"the agent closed its end before precompact's answer reached it ({quoting.os_error(e)}); "
                 "`precompact resurrect --format brief` shows the brief a session start or compaction was to give",
             )
+
+
+def _not_json(error: ValueError) -> HookResult:
+    """What the hook says of stdin json could not read: the parser's words quoted (a decoding
+    error repeats the bytes it could not take)."""
+    from precompact.boundary import quoting
+
+    return HookResult(stderr=f"precompact hook: stdin is not JSON ({quoting.inline(str(error))}); nothing saved")
 
 
 def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
@@ -150,9 +163,9 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
         try:
             payload = outside_json.shallow_object(raw.decode("utf-8"))
         except ValueError as e:
-            return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
+            return _not_json(e)
     except ValueError as e:
-        return HookResult(stderr=f"precompact hook: stdin is not JSON ({e}); nothing saved")
+        return _not_json(e)
     if not isinstance(payload, dict):
         return HookResult(stderr="precompact hook: stdin must be a JSON object; nothing saved")
     event = payload.get("hook_event_name")
@@ -169,7 +182,11 @@ def handle(raw: bytes, agent: str = CLAUDE) -> HookResult:
     try:
         found = discovery.discover(cwd)
     except (OSError, ValueError) as e:  # a cwd the system cannot resolve (a NUL in it)
-        return HookResult(stderr=f"precompact hook: {e}")
+        from precompact.boundary import quoting
+
+        return HookResult(
+            stderr=f"precompact hook: the working directory cannot be resolved ({quoting.inline(str(e))})"
+        )
     if found is None:
         return HookResult(stderr=f"precompact hook: {discovery.missing(cwd)}")
     # The agent's environment is the project's to set: no root of precompact's (the approvals

@@ -44,7 +44,10 @@ def main(argv: list[str], plugin_root: str) -> int:
             except LauncherError as e:  # its message names the fix
                 stdout, stderr = "", f"precompact: {e}"
             except Exception as e:  # noqa: BLE001  a hook never blocks Claude Code: said, exit 0
-                stdout, stderr = "", f"precompact plugin: the hook failed ({type(e).__name__}: {e}); nothing done"
+                from precompact.boundary import quoting
+
+                said = f"{type(e).__name__}: {quoting.inline(str(e))}"
+                stdout, stderr = "", f"precompact plugin: the hook failed ({said}); nothing done"
             if stdout:
                 terminal.answer(stdout)
             if stderr:

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from precompact import __version__
-from precompact.boundary import private_file, processes, terminal, user_roots
+from precompact.boundary import private_file, processes, quoting, terminal, user_roots
 from precompact.edges import plugin_wheel, untrusted_reply
 from precompact.errors import PrecompactError
 
@@ -296,7 +296,7 @@ class Launcher:
         try:
             done = processes.run_python(args, environ=self.environ, timeout=PIP_TIMEOUT_SECONDS)
         except (OSError, processes.TimeoutExpired) as e:
-            raise LauncherError(f"{what} failed: {e}") from None
+            raise LauncherError(f"{what} failed: {quoting.inline(str(e))}") from None
         if done.returncode != 0:
             self.log(f"{what} failed:\n{done.stdout}\n{done.stderr}")
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

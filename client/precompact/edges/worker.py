@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from precompact.boundary import logs_dir, terminal, user_roots
+from precompact.boundary import logs_dir, quoting, terminal, user_roots
 from precompact.config import settings as configuration
 
 LOCK_NAME = "precompact-worker.lock"
@@ -105,8 +105,11 @@ def _write_queued(root: Path) -> bool:
 
     try:
         done = api.write_queued(configuration.load(root))
-    except (PrecompactError, OSError) as e:  # the queue itself cannot be read (logs/ refused)
+    except PrecompactError as e:  # the queue itself cannot be read (logs/ refused)
         _log(f"queued savepoints not written yet: {e}")
+        return False
+    except OSError as e:
+        _log(f"queued savepoints not written yet: {quoting.inline(str(e))}")
         return False
     for note in done.notes:
         _log(note)
@@ -121,7 +124,7 @@ def _update_recall(loaded: configuration.Config) -> None:
     try:
         outcome = api.update_recall(loaded)
     except Exception as e:  # noqa: BLE001 - derived data: recall rebuilds the index from the snapshots when it next runs
-        _log(f"recall index not updated: {e!r}")
+        _log(f"recall index not updated: {type(e).__name__}: {quoting.inline(str(e))}")
         return
     for note in outcome.notes:
         _log(note)
@@ -142,7 +145,7 @@ def _keep_dropped_lists(loaded: configuration.Config, arrived: Callable[[], bool
     try:
         notes = api.keep_dropped_lists(loaded, arrived)
     except Exception as e:  # noqa: BLE001 - derived data: made again where it is asked for
-        _log(f"what compaction dropped not kept: {e!r}")
+        _log(f"what compaction dropped not kept: {type(e).__name__}: {quoting.inline(str(e))}")
         return
     for note in notes:
         _log(note)
@@ -158,7 +161,7 @@ def _prepare_addenda(loaded: configuration.Config) -> bool:
     try:
         notes = api.prepare_addenda(loaded)
     except Exception as e:  # noqa: BLE001 - the addendum is a convenience: the layers go on without it
-        _log(f"addenda not computed: {e!r}")
+        _log(f"addenda not computed: {type(e).__name__}: {quoting.inline(str(e))}")
         return False
     for note in notes:
         _log(note)

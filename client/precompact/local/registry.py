@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import outside_json, private_file, user_roots
+from precompact.boundary import outside_json, private_file, quoting, user_roots
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -98,13 +98,17 @@ def _read() -> _Contents:
     except FileNotFoundError:
         return _Contents([], [])
     except OSError as e:
-        raise RegistryError(f"the project registry {path} cannot be read ({e.strerror}); {_rebuild_hint()}") from None
+        raise RegistryError(
+            f"the project registry {path} cannot be read ({quoting.os_error(e)}); {_rebuild_hint()}"
+        ) from None
     try:
         if len(data) > MAX_BYTES:
             raise ValueError(f"over {MAX_BYTES} bytes")
         return _parsed(outside_json.loads(data))
     except (ValueError, TypeError, KeyError) as e:
-        raise RegistryError(f"the project registry {path} is damaged ({e}); {_rebuild_hint()}") from None
+        raise RegistryError(
+            f"the project registry {path} is damaged ({quoting.inline(str(e))}); {_rebuild_hint()}"
+        ) from None
 
 
 def _no_follow(name: str, flags: int) -> int:

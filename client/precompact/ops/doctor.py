@@ -76,7 +76,7 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
         try:
             check = step(loaded)
         except Exception as e:  # noqa: BLE001 -- a check that cannot run (a git timeout, say) is a failed check
-            check = Check(name, False, f"could not check: {e}")
+            check = Check(name, False, f"could not check: {type(e).__name__}: {quoting.inline(str(e))}")
         if check is not None:
             checks.append(check)
     return checks
@@ -201,7 +201,7 @@ def _starts(name: str, installed: install.Installed | None, where: Path, scope: 
             timeout=PROBE_SECONDS,
         )
     except (OSError, ValueError, processes.TimeoutExpired) as e:
-        return Check(name, False, f"{where} runs {shown}, which cannot start: {e}", fix)
+        return Check(name, False, f"{where} runs {shown}, which cannot start: {quoting.inline(str(e))}", fix)
     answer = done.stdout.decode(errors="replace").strip()
     if done.returncode != 0 or not answer.startswith(install.COMMAND):
         reason = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
@@ -388,11 +388,15 @@ def _keypair_and_balance(loaded: configuration.Config) -> Check | None:
         keypair = chain.load_keypair(loaded.keypair)
     except chain.KeypairError as e:
         return Check("keypair", False, str(e), "precompact init, or set chain.keypair")
+    check_cluster = f"check chain.cluster ({endpoint.shown(loaded.cluster)})"
     try:
         client = rpc.Cluster(loaded.cluster, RPC_TIMEOUT_SECONDS)
         lamports = client.call("getBalance", [str(keypair.pubkey()), {"commitment": "confirmed"}])["value"]
-    except (rpc.RpcError, KeyError, TypeError) as e:
-        return Check("cluster and balance", False, str(e), f"check chain.cluster ({endpoint.shown(loaded.cluster)})")
+    except rpc.RpcError as e:
+        return Check("cluster and balance", False, str(e), check_cluster)
+    except (KeyError, TypeError) as e:
+        said = f"the cluster's getBalance answer holds no balance ({type(e).__name__}: {quoting.inline(str(e))})"
+        return Check("cluster and balance", False, said, check_cluster)
     if lamports < MIN_LAMPORTS:
         return Check(
             "cluster and balance",
@@ -474,7 +478,10 @@ def _remote(loaded: configuration.Config) -> Check | None:
     if done.returncode != 0:
         reason = gitstore.refusal(done.stdout + done.stderr, done.returncode)
         return Check(
-            "git remote", False, f"{command} to {loaded.remote} failed: {reason}", "check git.remote and its access"
+            "git remote",
+            False,
+            f"{command} to {loaded.remote} failed: {quoting.inline(reason)}",
+            "check git.remote and its access",
         )
     shown = endpoint.git_url_shown(url)
     return Check(

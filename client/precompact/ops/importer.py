@@ -135,9 +135,10 @@ def _one_of(loaded: configuration.Config, agent: str, session_file: Path, named:
     with contextlib.ExitStack() as reading:
         try:
             read = reading.enter_context(agents.reading(agent, loaded.logs, str(session_file), named, kept=kept))
-        except OSError as e:
-            reason = f"cannot read it: {e.strerror or e}"
-            return Imported(named or session_file.stem, session_file, 0, FAILED, reason=reason)
+        except OSError as e:  # the reason is quoted where it is shown
+            return Imported(
+                named or session_file.stem, session_file, 0, FAILED, reason=f"cannot read it: {e.strerror or e}"
+            )
         return _save_document(loaded, agent, session_file, named, read)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import git_exclude, private_file
+from precompact.boundary import git_exclude, private_file, quoting
 from precompact.config import approval as config_trust
 from precompact.config import endpoint
 from precompact.config import review as config_review
@@ -338,8 +338,10 @@ def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None
 
     try:
         registry.add(loaded.root, loaded.instance)
-    except (OSError, PrecompactError) as e:
+    except PrecompactError as e:
         warn(f"warning: this project is not in the machine's registry: {e}")
+    except OSError as e:
+        warn(f"warning: this project is not in the machine's registry: {quoting.inline(str(e))}")
 
 
 def _settings(root: Path, choices: InitChoices) -> dict:

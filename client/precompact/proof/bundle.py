@@ -20,7 +20,7 @@ from pathlib import Path
 from solders.pubkey import Pubkey
 from solders.signature import Signature
 
-from precompact.boundary import outside_json
+from precompact.boundary import outside_json, quoting
 from precompact.chain import rpc
 from precompact.chain import wire as chain
 from precompact.config import endpoint
@@ -815,7 +815,7 @@ def read(path: Path) -> object:
         with path.open("rb") as f:
             data = f.read(outside_json.MAX_BUNDLE_BYTES + 1)
     except OSError as e:
-        raise ProofError(f"{path} cannot be read ({e.strerror or e}); {advice}") from None
+        raise ProofError(f"{path} cannot be read ({quoting.os_error(e)}); {advice}") from None
     if len(data) > outside_json.MAX_BUNDLE_BYTES:
         raise ProofError(f"{path} is larger than {outside_json.MAX_BUNDLE_BYTES >> 30} GiB; {advice}")
     try:
@@ -823,4 +823,4 @@ def read(path: Path) -> object:
     except outside_json.RepeatedKey as e:
         raise ProofError(f"{path} is not a bundle: {e}; {advice}") from None
     except ValueError as e:
-        raise ProofError(f"{path} is not JSON ({e}); {advice}") from None
+        raise ProofError(f"{path} is not JSON ({quoting.inline(str(e))}); {advice}") from None

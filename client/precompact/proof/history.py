@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from solders.pubkey import Pubkey
 
+from precompact.boundary import quoting
 from precompact.chain import rpc
 from precompact.proof import transaction as parsing
 
@@ -59,7 +60,7 @@ def transaction(cluster: rpc.Cluster, signature: str, commitment: str = rpc.COMM
             tuple(str(a) for a in loaded),
         )
     except (KeyError, TypeError, ValueError, binascii.Error) as e:
-        raise _malformed(cluster, "getTransaction", str(e)) from None
+        raise _malformed(cluster, "getTransaction", quoting.inline(str(e))) from None
 
 
 def signatures_for_address(cluster: rpc.Cluster, address: str) -> list[dict]:

@@ -17,6 +17,7 @@ from solders.signature import Signature
 from solders.solders import SanitizeError
 from solders.transaction import VersionedTransaction
 
+from precompact.boundary import quoting
 from precompact.chain import wire as chain
 
 
@@ -85,7 +86,7 @@ def parse(data: bytes, program_id: Pubkey, record: Pubkey) -> Parsed:
         tx = VersionedTransaction.from_bytes(data)
         tx.sanitize()  # every index in range, so reading keys by index cannot fail below
     except (ValueError, SanitizeError) as e:
-        raise Unreadable(f"not a Solana transaction ({e})") from None
+        raise Unreadable(f"not a Solana transaction ({quoting.inline(str(e))})") from None
     if bytes(tx) != data:
         raise Unreadable("the bytes are not one transaction's canonical encoding")
     message = tx.message

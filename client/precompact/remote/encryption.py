@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import pyrage  # type: ignore[import-untyped]  # ships no type information
 
-from precompact.boundary import private_file, small_file
+from precompact.boundary import private_file, quoting, small_file
 from precompact.errors import PrecompactError
 
 SUFFIX = ".age"
@@ -133,7 +133,7 @@ def open_sealed(ciphertext: bytes, identities: list) -> bytes:
         if not inflater.eof or inflater.unused_data:
             raise Undecryptable("its decrypted content is not one whole zlib stream")
     except zlib.error as e:
-        raise Undecryptable(f"its decrypted content is not zlib ({e})") from None
+        raise Undecryptable(f"its decrypted content is not zlib ({quoting.inline(str(e))})") from None
     return b"".join(parts)
 
 
@@ -163,7 +163,7 @@ def read_identity_file(path: Path) -> bytes:
         ) from None
     except OSError as e:
         raise CryptoError(
-            f"cannot read the age identity {path}: {e.strerror or e}; it must be a regular file"
+            f"cannot read the age identity {path}: {quoting.os_error(e)}; it must be a regular file"
         ) from None
     if info.st_uid != os.geteuid() or info.st_mode & 0o077:
         raise IdentityExposed(f"the age identity {path} must be a regular file of yours, mode 0600: `chmod 600 {path}`")

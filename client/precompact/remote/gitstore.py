@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.boundary import git_env, logs_dir, private_file, processes, small_file
+from precompact.boundary import git_env, logs_dir, private_file, processes, quoting, small_file
 
 # GitPython runs `git version` when imported, by GIT_PYTHON_GIT_EXECUTABLE or else by the bare
 # name, from the working directory, in this process's environment (the agent's: the project's to
@@ -282,10 +282,14 @@ def open_repository(target: Target) -> git.Repo:
         raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository")
     try:
         made = git_env.store(common, TRANSFER_TIMEOUT_SECONDS)
-    except (OSError, processes.TimeoutExpired) as e:
-        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {_failed(e)}") from None
+    except processes.TimeoutExpired as e:
+        raise GitStoreError(
+            f"precompact's git directory for {path} cannot be made: git gave no answer within {e.timeout:g} s"
+        ) from None
+    except OSError as e:
+        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {quoting.os_error(e)}") from None
     if not isinstance(made, Path):
-        reason = _said(made.stderr, made.returncode)
+        reason = quoting.inline(_said(made.stderr, made.returncode))
         raise GitStoreError(f"precompact's git directory for {path} cannot be made: {reason}")
     repo = _IsolatedRepo(made)
     repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
@@ -324,7 +328,7 @@ def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> Non
         )
         if done.returncode != 0:
             raise GitStoreError(
-                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory: {refusal(done.stderr, done.returncode)}"
+                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory: {quoting.inline(refusal(done.stderr, done.returncode))}"
             )
         named = re.compile(rf"{re.escape(base)}(-[0-9a-f]{{{INSTANCE_ID_DIGITS}}})?")
         listing = repo.git.for_each_ref("--format=%(objectname) %(refname)", _STAGED)
@@ -721,7 +725,9 @@ def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
     try:
         return chunks.refs(orjson.loads(data))
     except (orjson.JSONDecodeError, ValueError) as e:
-        raise GitStoreError(f"{name} lists no usable chunks ({e}); not committed (run `precompact verify`)") from None
+        raise GitStoreError(
+            f"{name} lists no usable chunks ({quoting.inline(str(e))}); not committed (run `precompact verify`)"
+        ) from None
 
 
 def chunk_at(repo: git.Repo, commit: str, ref: chunks.Ref, keys: Keys = CLEAR) -> bytes | None | Unopened | Oversized:
@@ -905,7 +911,9 @@ def push(repo: git.Repo, target: Target) -> int:
             return attempt + 1  # the remote holds this branch's commits already
         if theirs is not None:
             _merge_on_top(repo, target, commit, theirs)
-    raise GitStoreError(f"push to {target.remote} failed: {refusal(done.stdout + done.stderr, done.returncode)}")
+    raise GitStoreError(
+        f"push to {target.remote} failed: {quoting.inline(refusal(done.stdout + done.stderr, done.returncode))}"
+    )
 
 
 def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str:
@@ -919,7 +927,7 @@ def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str
         repo.git.update_ref(target.ref, merged, ours)
     except git.GitCommandError as e:
         raise GitStoreError(
-            f"branch {target.branch} could not be put on top of the remote's: {_said(str(e.stderr), e.status)}"
+            f"branch {target.branch} could not be put on top of the remote's: {quoting.inline(_said(str(e.stderr), e.status))}"
         ) from None
     return merged
 
@@ -950,7 +958,7 @@ def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str
     listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", *patterns)
     if listed.returncode != 0:
         raise GitStoreError(
-            f"reading {target.branch} on {target.remote} failed: {refusal(listed.stderr, listed.returncode)}"
+            f"reading {target.branch} on {target.remote} failed: {quoting.inline(refusal(listed.stderr, listed.returncode))}"
         )
     found = {}
     for line in str(listed.stdout).splitlines():
@@ -988,7 +996,7 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching {target.branch} from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
+            f"fetching {target.branch} from {target.remote} failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
         )
     tip = _resolve(repo, fetched)
     if tip is None:
@@ -1057,7 +1065,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching the savepoint branches from {target.remote} failed: {refusal(done.stderr, done.returncode)}"
+            f"fetching the savepoint branches from {target.remote} failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
         )
     fetched = {}
     for branch in wanted:
@@ -1084,8 +1092,10 @@ def _transfer(
             timeout=PUSH_CEILING_SECONDS if pushing else TRANSFER_TIMEOUT_SECONDS,
             silence=TRANSFER_TIMEOUT_SECONDS if pushing else None,
         )
-    except (OSError, processes.TimeoutExpired) as e:
-        raise GitStoreError(f"{doing} failed: {_failed(e)}") from None
+    except processes.TimeoutExpired as e:
+        raise GitStoreError(f"{doing} failed: git gave no answer within {e.timeout:g} s") from None
+    except OSError as e:
+        raise GitStoreError(f"{doing} failed: {quoting.os_error(e)}") from None
     said = "".join(line for line in done.stderr.splitlines(keepends=True) if not _PROGRESS.match(line))
     return processes.CompletedProcess(done.args, done.returncode, done.stdout, said)
 
@@ -1098,19 +1108,17 @@ def remote_url(target: Target) -> str:
         return target.url
     try:
         url = git_env.remote_url(target.repository, target.remote)
-    except (OSError, processes.TimeoutExpired) as e:
+    except processes.TimeoutExpired as e:
         raise GitStoreError(
-            f"cannot read remote {target.remote!r}'s URL in {target.repository}: {_failed(e)}"
+            f"cannot read remote {target.remote!r}'s URL in {target.repository}: git gave no answer within {e.timeout:g} s"
+        ) from None
+    except OSError as e:
+        raise GitStoreError(
+            f"cannot read remote {target.remote!r}'s URL in {target.repository}: {quoting.os_error(e)}"
         ) from None
     if url is None:
         raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
     return url
-
-
-def _failed(error: OSError | processes.TimeoutExpired) -> str:
-    if isinstance(error, processes.TimeoutExpired):
-        return f"git gave no answer within {error.timeout:g} s"
-    return error.strerror or str(error)
 
 
 def _tracking(target: Target) -> str:
@@ -1367,9 +1375,11 @@ def _sync_branch(
             continue
         try:
             commit = commit_savepoint(repo, target, logs, savepoint)
-        except (GitStoreError, git.GitCommandError, OSError) as e:
-            reason = e.stderr.strip() if isinstance(e, git.GitCommandError) else str(e)
-            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": reason})
+        except (GitStoreError, OSError) as e:
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e)})
+            return
+        except git.GitCommandError as e:
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": _said(str(e.stderr), e.status)})
             return
         yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
         savepoint.commit = commit
@@ -1481,18 +1491,19 @@ def _migrate(repo: git.Repo, target: Target) -> None:
 
 def _said(stderr: str, status: object) -> str:
     """Git's own complaint: a lock left by a crashed git (whose fix is in the message), else the
-    last line (GitPython's quotes around its captured stderr removed, a quote of git's kept)."""
+    last line (GitPython's quotes around its captured stderr removed, a quote of git's kept);
+    redacted and bounded (`_shown`)."""
     detail = [line.strip() for line in stderr.strip().splitlines()]
     for line in detail:
         if "Unable to create" in line and ".lock" in line:
             complaint = line.split("error: ", 1)[-1].removeprefix("fatal: ").rstrip(".")
-            return f"{complaint}; if no git command is running there, a crashed one left it: delete that file"
+            return _shown(f"{complaint}; if no git command is running there, a crashed one left it: delete that file")
     if not detail:
         return f"git exited {status}"
     last = detail[-1].removeprefix("stderr: ").strip()
     if len(detail) == 1 and stderr.strip().startswith("stderr: '"):
         last = last.removeprefix("'").removesuffix("'")
-    return _redacted(last)
+    return _shown(last)
 
 
 # Lines of git's that name no reason: its advice, and the close of every failed push.
@@ -1504,8 +1515,7 @@ def refusal(output: str, status: int) -> str:
     `remote:` line (a hook's message, a size limit, a full disk, a protected branch), each ref
     rejected and why, and git's own errors, without git's advice (`hint:`, "Please make sure you
     have the correct access rights and the repository exists"), its `To <url>` line and its
-    closing "failed to push some refs", which name no reason; redacted (a URL's password, a
-    token a hook echoed)."""
+    closing "failed to push some refs", which name no reason; redacted and bounded (`_shown`)."""
     if "Unable to create" in output and ".lock" in output:
         return _said(output, status)  # a lock a crashed git left, and its fix
     kept = []
@@ -1514,13 +1524,20 @@ def refusal(output: str, status: int) -> str:
         if not text or text.startswith(_NO_REASON) or "failed to push some refs" in line:
             continue
         kept.append(text)
-    return _redacted("; ".join(dict.fromkeys(kept))) if kept else _said(output, status)
+    return _shown("; ".join(dict.fromkeys(kept))) if kept else _said(output, status)
 
 
-def _redacted(text: str) -> str:
+# What of git's words a reason keeps: a remote's hook may print without end.
+GIT_SAID_MAX_CHARS = 2000
+
+
+def _shown(text: str) -> str:
+    """Git's words as a reason shows them: redacted (a URL's password, a token a hook echoed),
+    then cut at GIT_SAID_MAX_CHARS; quoted by whoever shows them (`quoting.inline`)."""
     from precompact.transcript.redact import Redactor
 
-    return Redactor().redact(text)
+    said = Redactor().redact(text)
+    return said if len(said) <= GIT_SAID_MAX_CHARS else said[: GIT_SAID_MAX_CHARS - 1] + quoting.CUT_MARK
 
 
 def _resolve(repo: git.Repo, ref: str) -> str | None:
@@ -1558,7 +1575,7 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
             listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
         except git.GitCommandError as e:
             raise GitStoreError(
-                f"branch {target.branch} cannot be listed: {_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1)}"
+                f"branch {target.branch} cannot be listed: {quoting.inline(_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1))}"
             ) from None
         names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
     return names
@@ -1691,7 +1708,7 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
         return []
     listed = _transfer(repo, "ls-remote", url, "asking the remote", *heads)
     if listed.returncode != 0:
-        raise GitStoreError(f"asking the remote failed: {refusal(listed.stderr, listed.returncode)}")
+        raise GitStoreError(f"asking the remote failed: {quoting.inline(refusal(listed.stderr, listed.returncode))}")
     theirs = {}
     for line in str(listed.stdout).splitlines():
         commit, _, name = line.partition("\t")
@@ -1714,7 +1731,9 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
             options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
-            raise GitStoreError(f"fetching from the remote failed: {refusal(done.stderr, done.returncode)}")
+            raise GitStoreError(
+                f"fetching from the remote failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
+            )
     held = {name for name in theirs if name not in unknown} | {
         name for name, ref in unknown.items() if _is_ancestor(repo, heads[name], ref)
     }

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import logs_dir, private_file, session_file
+from precompact.boundary import logs_dir, private_file, quoting, session_file
 from precompact.transcript.agent_names import CLAUDE, CODEX, GEMINI, NAMES, OPENCODE  # noqa: F401 -- agents.NAMES, as the readers name them
 
 LABELS = {CLAUDE: "Claude Code", CODEX: "Codex CLI", GEMINI: "Gemini CLI", OPENCODE: "OpenCode"}
@@ -154,10 +154,10 @@ def _whole(agent: str, source: Path, session_id: str | None):
         from precompact.transcript import opencode
 
         if not session_id:
-            raise FileNotFoundError(f"no OpenCode session named to read from {source}")
+            raise FileNotFoundError(f"no OpenCode session named to read from {quoting.path(source)}")
         try:
             return opencode.read(source, session_id)
-        except LookupError as e:
+        except opencode.NoSession as e:
             raise FileNotFoundError(str(e)) from None
     raise ValueError(f"unknown agent {agent!r}")
 
@@ -167,10 +167,10 @@ def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
     from precompact.transcript import opencode
 
     if not session_id:
-        raise FileNotFoundError(f"no OpenCode session named to read from {database}")
+        raise FileNotFoundError(f"no OpenCode session named to read from {quoting.path(database)}")
     try:
         document = opencode.read(database, session_id)
-    except LookupError as e:
+    except opencode.NoSession as e:
         raise FileNotFoundError(str(e)) from None
     private_file.replace(_with_suffix(name, ".jsonl"), document.data)
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)

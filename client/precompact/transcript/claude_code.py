@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 import orjson
 
-from precompact.boundary import session_file
+from precompact.boundary import quoting, session_file
 from precompact.boundary.outside_json import MAX_DEPTH, TooDeep, parse_json, within_depth, without_lone_surrogates
 from precompact.transcript import conversation
 
@@ -155,7 +155,7 @@ class TranscriptScan:
                 _prior_run=_count(state["run"]),
             )
         except (KeyError, TypeError, IndexError, AttributeError) as e:
-            raise ValueError(f"not a transcript scan state: {e!r}") from None
+            raise ValueError(f"not a transcript scan state: {type(e).__name__}: {quoting.inline(str(e))}") from None
         return scan
 
     def summary(self) -> dict:
@@ -226,7 +226,7 @@ def _digests(value) -> set[int]:
     try:
         digests.frombytes(base64.b64decode(value, validate=True))
     except ValueError as e:  # not base64, or not a whole number of digests
-        raise TypeError(str(e)) from None
+        raise TypeError(f"row digests that do not decode ({quoting.inline(str(e))})") from None
     return set(digests)
 
 
@@ -269,8 +269,11 @@ def open_transcript(path: Path, scan: TranscriptScan) -> BinaryIO | None:
     except FileNotFoundError:
         scan.found, scan.problem = False, "transcript file not found"
         return None
+    except session_file.NotASessionFile as e:  # precompact's words: what the path names instead
+        scan.found, scan.problem = False, f"transcript unreadable: {e.strerror}"
+        return None
     except OSError as e:
-        scan.found, scan.problem = False, f"transcript unreadable: {e.strerror or e}"
+        scan.found, scan.problem = False, f"transcript unreadable: {quoting.os_error(e)}"
         return None
     try:
         scan.bytes = os.fstat(handle.fileno()).st_size
@@ -411,8 +414,10 @@ def _parsed(raw: bytes, scan: TranscriptScan) -> tuple[dict, None] | tuple[None,
     except orjson.JSONDecodeError:
         try:
             entry = _parse_unusual(raw, scan)
-        except ValueError as e:
-            return None, str(e) if isinstance(e, TooDeep) else "malformed JSON"
+        except TooDeep as e:
+            return None, str(e)
+        except ValueError:
+            return None, "malformed JSON"
     else:
         # Only a line with that many brackets can be nested that deep: most lines skip the walk.
         if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and not within_depth(entry):

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import session_file
+from precompact.boundary import quoting, session_file
 from precompact.errors import PrecompactError
 from precompact.transcript import claude_code, conversation
 
@@ -318,7 +318,7 @@ def sessions_in(root: Path, codex_home: Path) -> list[Path | Unlisted]:
             with session_file.open_read(rollout) as f:
                 head = f.readline(SESSION_META_MAX_BYTES + 1)
         except OSError as e:
-            found.append(Unlisted(rollout, f"{rollout} cannot be read: {e.strerror or e}"))
+            found.append(Unlisted(rollout, reason=f"{rollout} cannot be read: {e.strerror or e}"))
             continue
         if not head:
             continue
@@ -364,7 +364,7 @@ def _rollouts(sessions: Path) -> list[Path | Unlisted]:
         return []
     except OSError as e:
         raise PrecompactError(
-            f"Codex CLI's sessions folder {sessions} cannot be listed ({e.strerror or e}), so nothing was imported; "
+            f"Codex CLI's sessions folder {sessions} cannot be listed ({quoting.os_error(e)}), so nothing was imported; "
             "make it a folder this user can read (or set CODEX_HOME to Codex's home), then run "
             "`precompact import --agent codex` again"
         ) from None
@@ -375,8 +375,13 @@ def _rollouts(sessions: Path) -> list[Path | Unlisted]:
         try:
             names = _listed(folder, folders=depth < 3)
         except OSError as e:
-            why = f"{folder} cannot be listed ({e.strerror or e}): the rollouts in it were not imported"
-            found.append(Unlisted(folder, f"{why}; make it a folder this user can read"))
+            found.append(
+                Unlisted(
+                    folder,
+                    reason=f"{folder} cannot be listed ({e.strerror or e}): the rollouts in it were not imported; "
+                    "make it a folder this user can read",
+                )
+            )
             continue
         if depth < 3:
             folders += [(name, depth + 1) for name in names]

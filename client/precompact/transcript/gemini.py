@@ -40,7 +40,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import session_file
+from precompact.boundary import quoting, session_file
 from precompact.config.gemini_compression import SNAPSHOT_OPEN
 from precompact.errors import PrecompactError
 from precompact.transcript import claude_code, conversation
@@ -340,8 +340,10 @@ def sessions_in(root: Path, home: Path) -> list[Path]:
             read = orjson.loads(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, listing))
     except FileNotFoundError:
         return []
-    except OSError as e:
+    except (session_file.NotASessionFile, session_file.LineTooLong) as e:  # precompact's words
         raise _unreadable(listing, e.strerror or str(e)) from None
+    except OSError as e:
+        raise _unreadable(listing, quoting.os_error(e)) from None
     except orjson.JSONDecodeError:
         raise _unreadable(listing, "not JSON: cut short, or being written") from None
     projects = read.get("projects") if isinstance(read, dict) else None
@@ -373,7 +375,7 @@ def _chat_files(chats: Path) -> list[Path]:
         return []
     except OSError as e:
         raise PrecompactError(
-            f"Gemini CLI's chats folder {chats} cannot be listed ({e.strerror or e}), so nothing was imported; "
+            f"Gemini CLI's chats folder {chats} cannot be listed ({quoting.os_error(e)}), so nothing was imported; "
             "make it a folder this user can read, then run `precompact import --agent gemini` again"
         ) from None
 

@@ -47,6 +47,7 @@ from pathlib import Path
 
 import orjson
 
+from precompact.boundary import quoting
 from precompact.errors import PrecompactError
 from precompact.transcript import claude_code, conversation
 
@@ -65,7 +66,11 @@ class Unreadable(OSError):
     """The database cannot be read as OpenCode's (not SQLite, not its tables, locked too long)."""
 
 
-class Sidechain(LookupError):
+class NoSession(LookupError):
+    """The database holds no session of the user's by the id asked for."""
+
+
+class Sidechain(NoSession):
     """The session asked for is a child session (a subagent's), not one of the user's."""
 
 
@@ -100,14 +105,16 @@ def database(environ: dict[str, str] | None = None, home: Path | None = None) ->
 
 def read(path: Path, session_id: str) -> Document:
     """The session `session_id` of the database at `path`; Unreadable (an OSError) when the
-    database cannot be read, FileNotFoundError when it is not there, LookupError when it holds
+    database cannot be read, FileNotFoundError when it is not there, NoSession when it holds
     no such session (Sidechain when it is a child session)."""
     with _opened(path) as db:
         row = _one(db, f"SELECT {', '.join(_SESSION_COLUMNS)}, {_THE_USERS} FROM session WHERE id = ?", (session_id,))
         if row is None:
-            raise LookupError(f"OpenCode's database holds no session {session_id}")
+            raise NoSession(f"OpenCode's database holds no session {quoting.inline(session_id)}")
         if row[-1] != 1:
-            raise Sidechain(f"OpenCode's session {session_id} is a subagent's child session, not one of the user's")
+            raise Sidechain(
+                f"OpenCode's session {quoting.inline(session_id)} is a subagent's child session, not one of the user's"
+            )
         return _document(db, _session_info(dict(zip(_SESSION_COLUMNS, row[:-1], strict=True))))
 
 
@@ -131,12 +138,20 @@ def sessions_in(root: Path, path: Path) -> list[str]:
             return [sid for sid, directory in rows if isinstance(sid, str) and conversation.ran_within(directory, root)]
     except FileNotFoundError:
         return []
+    except Unreadable as e:
+        said, named = str(e), quoting.path(path)
+        raise _not_imported(said if named in said else f"{said} ({named})") from None
     except OSError as e:
-        named = str(e) if str(path) in str(e) else f"{e} ({path})"
-        raise PrecompactError(
-            f"{named}, so nothing was imported; run `precompact import --agent opencode` again once OpenCode "
-            "has finished writing it, or with an OpenCode whose database docs/agents.md describes"
+        raise _not_imported(
+            f"OpenCode's database {quoting.path(path)} cannot be read ({quoting.os_error(e)})"
         ) from None
+
+
+def _not_imported(why: str) -> PrecompactError:
+    return PrecompactError(
+        f"{why}, so nothing was imported; run `precompact import --agent opencode` again once OpenCode "
+        "has finished writing it, or with an OpenCode whose database docs/agents.md describes"
+    )
 
 
 def compactions(path: Path, session_id: str) -> int:
@@ -162,7 +177,7 @@ class _opened:
 
     def __enter__(self) -> sqlite3.Connection:
         if not self.path.is_file():
-            raise FileNotFoundError(f"OpenCode's database {self.path} is not there")
+            raise FileNotFoundError(f"OpenCode's database {quoting.path(self.path)} is not there")
         try:
             self.db = sqlite3.connect(
                 f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=_BUSY_TIMEOUT_SECONDS
@@ -170,7 +185,9 @@ class _opened:
             self.db.execute("PRAGMA query_only = ON")
             self.db.execute("SELECT 1 FROM session, message, part LIMIT 0")
         except sqlite3.Error as e:
-            raise Unreadable(f"OpenCode's database {self.path} cannot be read ({e})") from None
+            raise Unreadable(
+                f"OpenCode's database {quoting.path(self.path)} cannot be read ({quoting.inline(str(e))})"
+            ) from None
         return self.db
 
     def __exit__(self, *exc_info) -> None:
@@ -181,14 +198,14 @@ def _one(db: sqlite3.Connection, query: str, args: tuple) -> tuple | None:
     try:
         return db.execute(query, args).fetchone()
     except sqlite3.Error as e:
-        raise Unreadable(f"OpenCode's database cannot be read ({e})") from None
+        raise Unreadable(f"OpenCode's database cannot be read ({quoting.inline(str(e))})") from None
 
 
 def _rows(db: sqlite3.Connection, query: str, args: tuple) -> Iterator[tuple]:
     try:
         yield from db.execute(query, args)
     except sqlite3.Error as e:
-        raise Unreadable(f"OpenCode's database cannot be read ({e})") from None
+        raise Unreadable(f"OpenCode's database cannot be read ({quoting.inline(str(e))})") from None
 
 
 # The session row's columns `opencode export` puts in its `info` (as `projectID`, `time`, ...).

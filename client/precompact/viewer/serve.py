@@ -18,7 +18,7 @@ from pathlib import Path
 
 import uvicorn
 
-from precompact.boundary import private_file, processes
+from precompact.boundary import private_file, processes, quoting
 from precompact.config.settings import Config
 from precompact.viewer import app, pages
 
@@ -45,7 +45,9 @@ def serve(config: Config | None, open_browser: bool, announce: Callable[[str], N
         try:
             page = _redirect_page(url)
         except OSError as e:
-            announce(f"no browser opened (its page could not be written: {e}); open the address below")
+            announce(
+                f"no browser opened (its page could not be written: {quoting.inline(str(e))}); open the address below"
+            )
 
     def admitted() -> None:
         if page is not None:

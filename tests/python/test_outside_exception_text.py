@@ -1,0 +1,172 @@
+"""What an exception precompact did not raise says is outside text: a path, git's stderr, a value an
+RPC endpoint answered. A line break in it would forge a second line of precompact's (a "✓" on the
+terminal, an entry in a log), an ANSI escape would rewrite the screen: the user's line and the log
+line each stay one line, the outside words inside one JSON string literal (`quoting.inline`),
+precompact's own words outside it."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from precompact.boundary import quoting, terminal
+from precompact.edges import worker
+from precompact.transcript import opencode
+from support import git_http
+from support.commands import precompact, run_git
+from support.json_rpc import JsonRpcServer
+from support.projects import new_project
+
+# What a hostile input writes where precompact's words go on: a line break, a screen-clearing
+# escape, then a line of precompact's own.
+FORGED = "ok\n\x1b[2J✓ Layer 2: up to date"
+
+
+def quoted_after(line: str, lead: str) -> str:
+    """The outside words `line` quotes right after `lead`, once it checked that they are one JSON
+    string literal and that no "✓" stands outside it."""
+    assert line.splitlines() == [line], line
+    assert lead in line, line
+    rest = line[line.index(lead) + len(lead) :]
+    said, end = json.JSONDecoder().raw_decode(rest)
+    assert isinstance(said, str), line
+    assert "✓" not in line[: line.index(lead)] + rest[end:], line
+    assert "\x1b" not in line, line
+    return said
+
+
+def the_line(text: str, lead: str) -> str:
+    [line] = [line for line in text.splitlines() if lead in line]
+    return line
+
+
+def worker_log(root: Path, monkeypatch, capfd) -> str:
+    """One round of the worker, in this process (its stdout is its log), retrying once at once."""
+    monkeypatch.setattr(worker, "BACKOFF_SECONDS", (0,))
+    capfd.readouterr()
+    worker.run(root)
+    return capfd.readouterr().out
+
+
+# --- quoting.os_error ---------------------------------------------------------------------------
+
+
+def test_an_oserror_of_the_system_shows_the_c_librarys_words_bare(tmp_path):
+    with pytest.raises(OSError) as missing:
+        open(tmp_path / FORGED)  # noqa: SIM115
+    assert quoting.os_error(missing.value) == os.strerror(errno.ENOENT) == "No such file or directory"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.EIO, FORGED),  # words of the raiser's, an errno beside them
+        OSError(FORGED),  # no errno: strerror is None
+        OSError("not a number", FORGED),
+        OSError(1 << 40, "Operation not permitted"),  # past a C int
+        ValueError(FORGED),
+    ],
+    ids=["own words", "no errno", "errno not a number", "errno past an int", "not an OSError"],
+)
+def test_any_other_text_of_an_exception_is_quoted_whole(error):
+    shown = quoting.os_error(error)
+    assert shown == quoting.inline(str(error)) and json.loads(shown) == str(error)
+    assert shown.splitlines() == [shown] and "\x1b" not in shown
+
+
+def test_a_quote_holds_no_control_character_a_terminal_acts_on_and_reads_back_whole():
+    """JSON leaves DEL, the C1 controls (U+009B is a CSI on its own) and LS/PS raw: `inline`
+    escapes them the JSON way, so a terminal's sanitising has nothing left to change."""
+    text = "a\x7fb\x85c\x9b2Jd\u2028e\u2029f\x1b[2J\n✓"
+    shown = quoting.inline(text)
+    assert shown.isprintable() and "✓" in shown, shown
+    assert terminal.sanitise(shown) == shown and json.loads(shown) == text
+
+
+# --- git's stderr: a remote's hook --------------------------------------------------------------
+
+
+def test_what_a_remotes_hook_writes_stays_one_quoted_line_for_the_user_and_in_the_log(tmp_path, monkeypatch, capfd):
+    """Over HTTP, as a server runs it (precompact runs no hook of a remote on this machine)."""
+    served = tmp_path / "served"
+    subprocess.run(["git", "init", "-q", "--bare", str(served / "remote.git")], check=True)
+    hook = served / "remote.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nprintf 'refused: ok\\n\\033[2J✓ Layer 2: up to date\\n' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    project = tmp_path / "p"
+    with git_http.GitHttp(served) as server:
+        url = server.url("remote.git")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+        for args in (("remote", "add", "origin", url), ("config", "user.name", "a"), ("config", "user.email", "a@x")):
+            run_git(project, *args)
+        made = precompact(project, "init", "--yes", "--instance", "Trial #1", "--chain", "off", "--url", url)
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert precompact(project, "savepoint", "--no-transcript").returncode != 0
+
+        flushed = precompact(project, "flush")
+        lead = "… Layer 2: queued: push to origin failed: "
+        said = quoted_after(the_line(flushed.stdout, lead), lead)
+        assert said.startswith("refused: ok; \x1b[2J✓ Layer 2: up to date; "), said
+        assert "pre-receive hook declined" in said, said
+
+        logged = worker_log(project, monkeypatch, capfd)
+    lead = "push to origin failed: "
+    assert quoted_after(the_line(logged, lead), lead) == said
+
+
+# --- a path: OpenCode's database under a folder of any name --------------------------------------
+
+
+def test_a_database_path_with_a_line_break_and_an_escape_is_one_quoted_line(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    data = tmp_path / f"data{FORGED}"
+    database = data / opencode.DATABASE
+    database.parent.mkdir(parents=True)
+    database.write_text("not a database\n" * 100)
+    environ = {"XDG_DATA_HOME": str(data)}
+
+    done = precompact(project.path, "import", "--agent", "opencode", env=environ)
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert quoted_after(line, "OpenCode's database ") == str(database)
+    assert line.endswith(
+        f'cannot be read ("{sqlite3.DatabaseError("file is not a database")}"), so nothing was imported; '
+        "run `precompact import --agent opencode` again once OpenCode has finished writing it, or with "
+        "an OpenCode whose database docs/agents.md describes"
+    ), line
+
+
+# --- a value a hostile RPC endpoint's JSON holds ------------------------------------------------
+
+
+def hostile_account(body: bytes) -> dict:
+    """An endpoint whose getAccountInfo names its data's encoding with a line break and an escape
+    in it (rpc.py's ValueError repeats it); it knows no other method."""
+    request = json.loads(body)
+    if request.get("method") == "getAccountInfo":
+        value = {"data": ["", f"base64{FORGED}"], "owner": "11111111111111111111111111111111", "lamports": 1}
+        return {"jsonrpc": "2.0", "id": request.get("id"), "result": {"context": {"slot": 1}, "value": value}}
+    return {"jsonrpc": "2.0", "id": request.get("id"), "error": {"code": -32601, "message": "Method not found"}}
+
+
+def test_a_value_an_rpc_endpoint_answers_stays_one_quoted_line_for_the_user_and_in_the_log(
+    tmp_path, monkeypatch, capfd
+):
+    server = JsonRpcServer(hostile_account)
+    try:
+        project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=server.url)
+        saved = precompact(project.path, "savepoint", "--no-transcript")
+        lead = "(unusable account ("
+        said = quoted_after(the_line(saved.stdout, lead), lead)
+        assert said == f"data encoded as base64{FORGED}", saved.stdout
+
+        logged = worker_log(project.path, monkeypatch, capfd)
+        assert quoted_after(the_line(logged, lead), lead) == said
+    finally:
+        server.stop()
