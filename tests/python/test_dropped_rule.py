@@ -2169,3 +2169,27 @@ def test_a_processs_memory_measured_before_and_after_a_fix_is_two_results():
     assert "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB" in _texts(
         _listed(c, said), "measurement"
     ), "the heap's clause is one the summary does not tell"
+
+
+def test_a_checks_clean_result_and_a_tests_own_time_are_no_measurements_and_what_a_check_found_is():
+    """A linter or licence check that found nothing says so with a 0 beside what it went through
+    (`Found 0 violations, 0 serious in 87 files`, `3 dependencies, 0 violations`, `42 files
+    inspected, no offenses detected`, warnings all baselined); a test's own time (`[12 ms]`,
+    `(0.004 seconds)`) measures no work. What a check did find stays a result."""
+    c = Conversation("/p", "clean-checks")
+    c.bash("swiftlint lint Sources/ 2>&1 | tail -1", "Done linting! Found 0 violations, 0 serious in 87 files.")
+    c.bash("./scripts/check-licenses.sh", "swift-log 1.6.1   Apache-2.0  ok\n3 dependencies, 0 violations")
+    c.bash("bundle exec rubocop", "Inspecting 42 files\n..........\n\n42 files inspected, no offenses detected")
+    c.bash("./gradlew lintDebug | tail -1", "Lint found 0 errors, 41 warnings (41 baselined)")
+    c.bash(
+        "dotnet test --filter CsvImportTests",
+        "  Passed Acme.Tests.CsvImportTests.Skips_header_row [3 ms]\n"
+        "Test Case '-[AcmeTests.OrderTests testDecodes]' passed (0.004 seconds).",
+    )
+    assert _texts(_listed(c, NOTHING), "measurement") == []
+    c.bash("bundle exec rubocop app/", "Inspecting 42 files\n..C.\n\n42 files inspected, 3 offenses detected")
+    c.bash("./gradlew lintRelease | tail -1", "Lint found 0 errors, 44 warnings (41 baselined)")
+    assert _texts(_listed(c, NOTHING), "measurement") == [
+        "42 files inspected, 3 offenses detected",
+        "Lint found 0 errors, 44 warnings (41 baselined)",
+    ]

@@ -309,9 +309,10 @@ _GENERIC_ERROR = re.compile(
     r"could not compile|due to \d+ previous errors?|^FAIL(?:ED)?\b\s*(?:\S+\s+[\d.]+s)?$|^FAIL:\s+\S+\s+\([\d.]+m?s\)$|^npm ERR! (?:code|errno|A complete log)|"
     r"^error: (?:Recipe|process|command)\b.*failed|^ERROR: (?:Job failed|Command errored)"
 )
-# How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"): no measurement of the work.
+# How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"), or one of its tests (.NET's
+# `Passed X [3 ms]`, XCTest's `… failed (0.004 seconds).`): no measurement of the work.
 _RUN_DURATION = re.compile(
-    r"\(\d[\d.]*\s?m?s\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
+    r"\(\d[\d.]*\s?m?s\)|\[\d[\d.]*\s?m?s\]|\(\d[\d.]*\s?(?:seconds?|secs?)\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
     r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
     re.IGNORECASE,
 )
@@ -320,6 +321,8 @@ _RUN_DURATION = re.compile(
 # hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
 _GONE_THROUGH = re.compile(
     r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted|loaded)\s+\d[\d,.]*\s+[a-z]+|"
+    # rubocop's `Inspecting 42 files`, `42 files inspected, …`
+    r"\bInspecting\s+\d[\d,]*\s+files?\b|\b\d[\d,]*\s+files?\s+(?:inspected|checked|scanned|linted|analy[sz]ed)\b|"
     r"\bScanning\s+\S+\s+for\s+[a-z]+\s+\(\d[\d,]*\s+[a-z -]+\)|"  # cargo audit's `Scanning Cargo.lock for vulnerabilities (311 crate dependencies)`
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
     r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
@@ -336,6 +339,18 @@ _GONE_THROUGH = re.compile(
     r"\b\d[\d,]*\s+modules\s+transformed\b|"
     # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
     r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
+    re.IGNORECASE,
+)
+# A check that found nothing says so with a count of 0 (`Found 0 violations, 0 serious in 87 files`,
+# `3 dependencies, 0 violations`, `Lint found 0 errors, 41 warnings (41 baselined)`, `no offenses
+# detected`); its other figures count what it went through or what was already accepted.
+_NOTHING_FOUND = re.compile(
+    r"\b(?:0|no)\s+(?:violations?|errors?|offen[cs]es|issues?|problems?|vulnerabilit(?:y|ies)|findings?)\b",
+    re.IGNORECASE,
+)
+_CHECK_INPUT = re.compile(
+    r"\b0\s+[a-z]+\b|\b(?:in\s+)?\d[\d,]*\s+(?:source\s+)?(?:files?|dependencies|packages|crates|modules|targets)\b"
+    r"|\b(\d+)\s+[a-z]+\s+\(\1\s+(?:baselined|suppressed|ignored)\)",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -2135,6 +2150,16 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     return False
 
 
+def _found_nothing(line: str) -> bool:
+    """Whether `line` is a check's clean result (`_NOTHING_FOUND`): nothing it counts besides the 0
+    it found and what it went through; not a test run's tally (its count of tests is the suite's)."""
+    return (
+        _NOTHING_FOUND.search(line) is not None
+        and not _TEST_TALLY.search(line)
+        and not _telling_numbers(_CHECK_INPUT.sub(" ", line))
+    )
+
+
 def _counts_errors_only(line: str) -> bool:
     """Whether a line of a failed run's output only counts its errors (tsc's `Found 1 error in
     src/cors.ts:10`, cargo's `… due to 1 previous error`): it says again that the run failed, which
@@ -2290,6 +2315,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
+        and not _found_nothing(lines[0])
         and not (_TEST_TALLY.search(lines[0]) and _focused_run(command))  # as `_measurements`: the tests just written
     ):
         # what the session looked up, but a lookup's answer is as often a step on the way (a
@@ -2453,7 +2479,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file, no result
         if _FILE_LINE.match(line):
             continue
-        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
+        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line) or _found_nothing(line):
             continue
         if line.endswith(("...", "…")) or _PROGRESS_BAR.search(
             line
