@@ -2193,3 +2193,31 @@ def test_a_checks_clean_result_and_a_tests_own_time_are_no_measurements_and_what
         "42 files inspected, 3 offenses detected",
         "Lint found 0 errors, 44 warnings (41 baselined)",
     ]
+
+
+def test_a_figure_the_model_says_with_its_thousands_marked_or_takes_from_a_tables_row_is_the_outputs():
+    """The model writes `2,318` of a tool's `2318`, and singles out one row's figure of a table it
+    read ("partition 3 alone has 97,120"): each is the output's figure the session went on with.
+    A later command that repeats a row's figure looks the row up (`gh run view` of a listed run):
+    no measurement."""
+    c = Conversation("/p", "echo-commas")
+    c.bash("jq '[.[] | select(.frac)] | length' eu_orders.json && jq 'length' eu_orders.json", "2318\n2400")
+    c.say("2,318 of the 2,400 sampled orders carry fractional seconds.")
+    c.bash(
+        "kafka-consumer-groups.sh --describe --group billing",
+        "GROUP    TOPIC     PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG\n"
+        "billing  invoices  0          8812044         8826190         14146\n"
+        "billing  invoices  3          8702455         8799575         97120",
+    )
+    c.say("Partition 3 alone has 97,120 of the lag.")
+    c.bash(
+        "gh run list -L 2",
+        "STATUS  TITLE   WORKFLOW  BRANCH  EVENT  ID           ELAPSED\n"
+        "X       Build   ci.yml    main    push   11920446013  21m28s\n"
+        "✓       Build   ci.yml    main    push   11920440001  9m18s",
+    )
+    c.bash("gh run view 11920446013 --log-failed | tail -3", "BUILD FAILED")
+    measured = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "measurement"}
+    assert measured.get("2318") == "2318", measured
+    assert measured.get("97120") == "billing  invoices  3          8702455         8799575         97120", measured
+    assert "11920446013" not in measured

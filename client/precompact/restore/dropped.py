@@ -2613,15 +2613,22 @@ class _Echoes:
         if self.heard:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
             for token, measured in tokens.items():
+                # the model writes a figure with its thousands marked ("2,318") that a tool printed bare (`2318`)
+                bare = token.replace(",", "") if measured and "," in token else token
                 for text, position, command in self.heard:
                     line = _line_at(text, token, last=measured)
+                    if line is None and bare != token:
+                        line = _line_at(text, bare, last=True)
+                        token = bare if line is not None else token
                     if line is None or _line_at(command, token) is not None:
                         continue
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
                     # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
                         continue
-                    if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
+                    # A figure of a table's row (a partition's lag, a run's time) is one of many the session read
+                    # unless the model's own words single it out; a later command's is the row's id it looks up.
+                    if not measured or spoke or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
                         # A name said again is one the session went on with, but as often a
                         # step (the pod, the runner it looked at) as a fact to keep; a commit's
                         # id said again is the commit the session turned on.
