@@ -2221,3 +2221,36 @@ def test_a_figure_the_model_says_with_its_thousands_marked_or_takes_from_a_table
     assert measured.get("2318") == "2318", measured
     assert measured.get("97120") == "billing  invoices  3          8702455         8799575         97120", measured
     assert "11920446013" not in measured
+
+
+def test_a_configurations_key_an_edit_set_is_kept_only_by_a_summary_naming_the_key_with_its_value():
+    """An edit that sets keys in a configuration file to bare values (`LC_ALL: de_DE.UTF-8`) brought
+    in those values; a summary that says the value of something else ("the agents have
+    LANG=de_DE.UTF-8") does not keep the key set, nor does one that names the file alone. A path
+    set (`src: headers.conf.j2`) is no value of its own: the file the edit names tells it."""
+    c = Conversation("/p", "config-key")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/azure-pipelines.yml",
+            "old_string": "  - script: dotnet test\n",
+            "new_string": "  - script: dotnet test\n    env:\n      LC_ALL: de_DE.UTF-8\n      TZ: Europe/Berlin\n",
+        },
+        "The file /p/azure-pipelines.yml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/roles/nginx/tasks/main.yml",
+            "old_string": "- name: reload\n",
+            "new_string": "- name: reload\n  template:\n    src: headers.conf.j2\n",
+        },
+        "The file /p/roles/nginx/tasks/main.yml has been updated successfully.",
+    )
+    elsewhere = (
+        "3. Files and Code Sections:\n   - azure-pipelines.yml: the test step sets a German locale.\n"
+        "5. Problem Solving:\n   The new agents have LANG=de_DE.UTF-8.\n"
+    )
+    assert _texts(_listed(c, elsewhere), "edit") == ["azure-pipelines.yml:  → LC_ALL: de_DE.UTF-8"]
+    named = "3. Files and Code Sections:\n   - azure-pipelines.yml: the test step sets LC_ALL to de_DE.UTF-8.\n"
+    assert _texts(_listed(c, named), "edit") == []

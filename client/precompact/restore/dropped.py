@@ -697,7 +697,8 @@ _TOKENS = re.compile(r"\w+|[^\w\s]")
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
 # Files whose lines set values: a line there giving a key a figure or a string is a setting chosen.
 CONFIG_EXTENSIONS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties", "tfvars"))
-_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*(?:-?\d|[\"'])")
+_CONFIG_KEY = re.compile(r"^-?\s*([\w.-]+)\s*[:=]\s*(\S.*)$")  # a configuration's line: its key, its value
+_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*()(?:-?\d|[\"']|[\w./@+-]*[\d._@][\w./@+-]*\s*$)")
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
 # A summary says small figures in words ("only two weeklies remained").
 _NUMBER_WORDS = (
@@ -1377,6 +1378,13 @@ class Summary:
         old, _, new = change.partition(" → ")
         if _is_prose(path):
             return self._sentence(new, session)
+        keyed = _CONFIG_KEY.match(new) if _is_config(path) else None
+        if keyed:  # a configuration's key set (`LC_ALL: de_DE.UTF-8`): its value said of another key keeps nothing
+            key, value = keyed.group(1), keyed.group(2).strip().strip("\"'")
+            said = self._holds(value) or any(self._has_number(n) for n, _, _ in numbers(value))
+            if not said:
+                return DROPPED
+            return KEPT if _whole(self._plain, key) or self._holds(key) else POSSIBLY_DROPPED
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
         figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
         # the strings it brought in ("Einladungslink kopieren"), each a value a summary gives as it is
@@ -1929,12 +1937,20 @@ def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]
         for line in (line.strip() for line in new.splitlines())
         if line not in before
         and len(line) <= EDIT_SIDE_CHARS
-        and (_VALUE_LINE.search(line) or (_is_config(path) and _CONFIG_VALUE.match(line)))
+        and (_VALUE_LINE.search(line) or (_is_config(path) and _config_value(line)))
     ]
     if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
         return []
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return [f"{shown}:  → {line}" for line in brought]
+
+
+def _config_value(line: str) -> bool:
+    """Whether a configuration's line sets a key to a value a reader asks for by itself: a figure,
+    a quoted string, or a bare token with a figure or a dot in it (`LC_ALL: de_DE.UTF-8`); not a
+    path or a file (`src: security_headers.conf.j2`), which names what the edit's file already tells."""
+    keyed = _CONFIG_VALUE.match(line)
+    return keyed is not None and not _is_path(line[keyed.end(1) :].strip().strip("\"'"))
 
 
 def _is_config(path: str) -> bool:
