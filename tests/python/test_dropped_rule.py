@@ -2254,3 +2254,25 @@ def test_a_configurations_key_an_edit_set_is_kept_only_by_a_summary_naming_the_k
     assert _texts(_listed(c, elsewhere), "edit") == ["azure-pipelines.yml:  → LC_ALL: de_DE.UTF-8"]
     named = "3. Files and Code Sections:\n   - azure-pipelines.yml: the test step sets LC_ALL to de_DE.UTF-8.\n"
     assert _texts(_listed(c, named), "edit") == []
+
+
+def test_the_members_of_a_list_an_output_printed_said_again_together_or_the_files_a_selection_picked_are_no_facts():
+    """The model going over a list a command printed (the licences allowed, each on its line) singles
+    none of them out; one or two names it takes from an output's lines still are facts. The files a
+    field selection picked (`cut -d: -f1 | sort -u` of a search) are a survey, no identifier."""
+    c = Conversation("/p", "listed")
+    c.bash("cat build/allowed-licenses.json", '[\n  "MIT",\n  "Apache-2.0",\n  "BSD-2-Clause",\n  "BSD-3-Clause"\n]')
+    c.say("Every package is under Apache-2.0, BSD-2-Clause or BSD-3-Clause, all allowed.")
+    c.bash(
+        "grep -rn 'Parse(' src/ | cut -d: -f1 | sort -u",
+        "src/Import/CsvInvoiceReader.cs\nsrc/Import/BankStatementReader.cs",
+    )
+    assert _texts(_listed(c, NOTHING), "identifier") == []
+    c.bash(
+        "kubectl get pods -o wide",
+        "NAME                 READY   STATUS    RESTARTS      NODE\n"
+        "api-7c9f8d6b5-lw4rj  1/1     Running   4 (38m ago)   pool-b-4f2a9c1e-x7vb\n"
+        "api-7c9f8d6b5-2xkqp  1/1     Running   0             pool-b-4f2a9c1e-k8zd",
+    )
+    c.say("api-7c9f8d6b5-lw4rj restarted 4 times; it runs on pool-b-4f2a9c1e-x7vb.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["api-7c9f8d6b5-lw4rj", "pool-b-4f2a9c1e-x7vb"]

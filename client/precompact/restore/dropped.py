@@ -664,6 +664,7 @@ _ECHO_WORDY = re.compile(
 _ADDRESS = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?::\d{2,5})?")
 ECHO_TOKEN_CHARS = 120
 ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
+ECHO_LISTED = 3  # names of one output's lines, each its own, said again together go over its list
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -2352,6 +2353,9 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
     lines = [line.strip().rstrip(",") for line in text.splitlines() if not _ONLY_BRACKETS.fullmatch(line.strip())]
     if not 0 < len(lines) <= SELECTED_LINES or any(len(line) > ANSWER_CHARS for line in lines):
         return False
+    # the files it picked (`cut -d: -f1 | sort -u`): a search's survey; not an image (`registry.example/api:3.14.1`)
+    if all(_is_path(line) and ":" not in line for line in lines):
+        return False
     answer = "; ".join(lines)
     # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
     measured = any(len(line.split()) > 1 for line in lines) and _telling_numbers(_RUN_DURATION.sub(" ", answer))
@@ -2628,6 +2632,7 @@ class _Echoes:
     def repeated(self, said: str, add: Add, spoke: bool) -> None:
         if self.heard:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
+            found: list[tuple[str, bool, int, str]] = []  # (token, measured, its output's entry, its line)
             for token, measured in tokens.items():
                 # the model writes a figure with its thousands marked ("2,318") that a tool printed bare (`2318`)
                 bare = token.replace(",", "") if measured and "," in token else token
@@ -2645,18 +2650,18 @@ class _Echoes:
                     # A figure of a table's row (a partition's lag, a run's time) is one of many the session read
                     # unless the model's own words single it out; a later command's is the row's id it looks up.
                     if not measured or spoke or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
-                        # A name said again is one the session went on with, but as often a
-                        # step (the pod, the runner it looked at) as a fact to keep; a commit's
-                        # id said again is the commit the session turned on.
-                        guessed = not measured and not _HEX.fullmatch(token)
-                        add(
-                            "measurement" if measured else "identifier",
-                            token,
-                            position,
-                            line[:200] or command[:200],
-                            guessed=guessed,
-                        )
+                        found.append((token, measured, position, line[:200] or command[:200]))
                     break
+            # Names of one output said again together, each from a line of its own (the licences it
+            # allows, the versions it lists), go over its list: none of them is singled out.
+            names = Counter(position for position, _ in {(p, line) for _, measured, p, line in found if not measured})
+            for token, measured, position, line in found:
+                if measured or names[position] < ECHO_LISTED:
+                    # A name said again is one the session went on with, but as often a
+                    # step (the pod, the runner it looked at) as a fact to keep; a commit's
+                    # id said again is the commit the session turned on.
+                    guessed = not measured and not _HEX.fullmatch(token)
+                    add("measurement" if measured else "identifier", token, position, line, guessed=guessed)
         if spoke:
             self.heard.clear()
 
