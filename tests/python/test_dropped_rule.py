@@ -2276,3 +2276,15 @@ def test_the_members_of_a_list_an_output_printed_said_again_together_or_the_file
     )
     c.say("api-7c9f8d6b5-lw4rj restarted 4 times; it runs on pool-b-4f2a9c1e-x7vb.")
     assert _texts(_listed(c, NOTHING), "identifier") == ["api-7c9f8d6b5-lw4rj", "pool-b-4f2a9c1e-x7vb"]
+
+
+def test_a_code_blocks_marker_is_no_part_of_a_request():
+    """A user's message that pastes a block (```` ``` ````, ```` ```python ````) and says a constraint:
+    the rest of the request is its sentences, not the block's markers."""
+    c = Conversation("/p", "fence")
+    c.user(
+        "Here is the traceback:\n```python\nKeyError: 'user_id'\n```\n"
+        "Fix it please, and never change the public API of app/main.py."
+    )
+    requests = _texts(_listed(c, NOTHING), "request")
+    assert requests == ["Here is the traceback: … KeyError: 'user_id'"], requests

@@ -692,6 +692,7 @@ _MEASURED_CLAUSE_END = re.compile(r"[,;]\s+(?=[^\W\d])")  # between a result lin
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_FENCE = re.compile(r"(?:`{3,}|~{3,})[\w+-]*")  # a code block's marker line
 _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
@@ -1851,7 +1852,7 @@ def _request(request: str, position: int, add: Add) -> None:
         elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)
             cut = True
-        else:
+        elif not _FENCE.fullmatch(sentence):  # a code block's marker (```, ```python) is no part of what was asked
             rest.append(sentence)
     said = " … ".join(rest) if cut else request
     if len(_WORDS.findall(said)) >= MIN_REQUEST_WORDS:
