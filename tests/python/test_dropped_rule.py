@@ -1747,13 +1747,13 @@ def test_a_lookups_answer_and_a_printed_file_are_possibly_dropped_and_a_read_or_
     c.bash("pnpm --version", "9.12.3")
     c.bash("grep -c 'InvoiceMailed' storage/logs/laravel.log", "1207")
     c.bash("docker images api --format '{{.Tag}} {{.Size}}'", "latest 1.42GB\n2026.11.30 1.39GB")
-    c.bash("tail -n 3 /var/log/celery/worker.log", "[2026-12-02 09:14:07] task ok")
+    c.bash("head -n 3 config/celery.toml", "[beat]\ntimezone = 'UTC'")
     c.tool("Read", {"file_path": "/p/app/models/account.rb"}, "class Account\nend")
     c.bash("git commit -qam 'fix' && git log -1 --oneline", "[main 2b7c4e1] fix\n 1 file changed")
     confidence = _confidence(_listed(c, NOTHING))
     assert confidence["9.12.3"] == confidence["1207"] == dropped.POSSIBLY_DROPPED, "a lookup's answer: a step or a fact"
     assert confidence["latest 1.42GB; 2026.11.30 1.39GB"] == dropped.POSSIBLY_DROPPED, "the fields a command selected"
-    assert confidence["/var/log/celery/worker.log"] == dropped.POSSIBLY_DROPPED, "a file printed for a line of it"
+    assert confidence["config/celery.toml"] == dropped.POSSIBLY_DROPPED, "a file printed for a line of it"
     assert confidence["/p/app/models/account.rb"] == dropped.DROPPED, "a file the model read whole"
     assert confidence["2b7c4e1"] == dropped.DROPPED, "the commit made"
 
@@ -2288,3 +2288,13 @@ def test_a_code_blocks_marker_is_no_part_of_a_request():
     )
     requests = _texts(_listed(c, NOTHING), "request")
     assert requests == ["Here is the traceback: … KeyError: 'user_id'"], requests
+
+
+def test_a_log_a_command_printed_is_no_file_read_and_a_file_it_printed_is():
+    """`tail /var/log/celery/worker.log` reads a log for its lines (what they say is the fact, as
+    a measurement or an error); the log is no file the session worked on. `cat config/app.ini` is."""
+    c = Conversation("/p", "log-read")
+    c.bash("tail -20 /var/log/celery/worker.log", "[2026-11-30 08:00:49] Task sent")
+    c.bash("cat logs/app.log.1", "started")
+    c.bash("cat config/app.ini", "[server]\nworkers = 4")
+    assert _texts(_listed(c, NOTHING), "file read") == ["config/app.ini"]

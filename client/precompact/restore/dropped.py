@@ -438,6 +438,7 @@ def _measured(text: str) -> bool:
 # Commands that print files (their file arguments are read) and that search them (the files
 # their output lines name are where a fact was found).
 _PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
+_LOG_FILE = re.compile(r"\.log(?:\.\d+)?$|^/var/log/")  # a log, and one rotated (`app.log.1`)
 _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # git commands whose output names commits in passing.
 # A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
@@ -2746,6 +2747,10 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
                 add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
         for word in re.split(r"&&|;", core)[0].split()[1:]:
+            # a log printed (`tail -50 /var/log/celery/worker.log`) is read for its lines, which
+            # say the facts; the log is no file the session worked on
+            if _LOG_FILE.search(word):
+                continue
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 # a file a command printed is read as often for a line of it (a log's tail) as for
                 # itself: unlike a Read, "possibly dropped" at most
