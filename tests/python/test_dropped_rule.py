@@ -49,13 +49,17 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
     from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained. Round
     12 added four sessions labelled before the rule ran on them (37): rule 10 scored 0.681 and 0.822
-    on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33."""
+    on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33.
+    Round 13 added three (40): rule 12 scored 0.686 and 0.851 on all, 0.464 and 0.706 on the three;
+    rule 13 (a check's clean result, a configuration's key an edit set, a figure the model singles
+    out of a table or writes with its thousands marked) 0.707 and 0.861 on all, 0.699 and 0.863 on
+    the first 33."""
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
-    assert before.precision >= 0.680, (before.precision, before.unwanted)
-    assert before.recall >= 0.855, (before.recall, before.missed)
+    assert before.precision >= 0.690, (before.precision, before.unwanted)
+    assert before.recall >= 0.860, (before.recall, before.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.695, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.850, (scored.recall, scored.missed)
+    assert scored.precision >= 0.700, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.855, (scored.recall, scored.missed)
 
 
 # The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
@@ -68,7 +72,8 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     `scripts/bench_dropped.py`): rule 9 listed fresh 135 of 175 "dropped" items right (0.77),
     development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
-    "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90)."""
+    "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90);
+    rule 13 on the 40, 130 of 146 (0.89)."""
     for sessions, floor in ((dropped_fresh.SESSIONS, 0.89), (None, 0.9)):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
         assert right / listed >= floor, (right, listed)
