@@ -2303,3 +2303,21 @@ def test_a_log_a_command_printed_is_no_file_read_and_a_file_it_printed_is():
     c.bash("cat logs/app.log.1", "started")
     c.bash("cat config/app.ini", "[server]\nworkers = 4")
     assert _texts(_listed(c, NOTHING), "file read") == ["config/app.ini"]
+
+
+def test_a_uuid_a_command_printed_is_a_fact_where_the_session_refers_back_to_it_or_its_step_failed():
+    """The one UUID a command that succeeded printed (an export's id in a response, a message's id)
+    is a step on the way unless the session refers back to it (the model says it again);
+    the UUID a failed command names (the lock a `terraform plan` could not take) is what held it."""
+    c = Conversation("/p", "uuid-made")
+    c.bash("curl -s -X POST https://api.acme.test/v1/exports", '{"id": "5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33"}')
+    c.bash(
+        "aws sqs send-message --queue-url q --message-body hi", '{"MessageId": "77b0d4e1-2c9a-4f3e-8d61-5a2b9c0e4f18"}'
+    )
+    assert _texts(_listed(c, NOTHING), "identifier") == []
+    c.say("The export 5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33 is queued; I'll poll it.")
+    c.bash("terraform plan", "Lock Info:\n  ID:        9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e\n", error=True)
+    assert _texts(_listed(c, NOTHING), "identifier") == [
+        "9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e",
+        "5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33",
+    ]

@@ -2145,9 +2145,11 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         made = (
             "\n".join(line for line in text.splitlines() if not _PROGRESS_BAR.search(line)) if "Get:" in text else text
         )
-        _output_ids(
-            command, made, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
-        )
+        # the one UUID an output names is what held a step that failed (the lock a plan could not
+        # take, its error said); of a step that succeeded (an export's id), a fact where the
+        # session refers back to it (`_Echoes`)
+        held = (("identifier", _UUID),) if errors else ()
+        _output_ids(command, made, position, add, (("url", _OUTPUT_URL), *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
     _asked_version(command, text, position, add)
