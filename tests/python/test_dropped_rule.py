@@ -2321,3 +2321,19 @@ def test_a_uuid_a_command_printed_is_a_fact_where_the_session_refers_back_to_it_
         "9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e",
         "5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33",
     ]
+
+
+def test_a_clause_of_the_model_that_tells_a_figure_of_an_output_is_shown_with_that_outputs_line():
+    """The model's "partition 3 alone has 97,120 messages of lag" restates one row's `97120`: one fact,
+    the clause, shown with the line it restates, so a reader (and a search for `97120`) finds both."""
+    c = Conversation("/p", "clause-line")
+    c.bash(
+        "kafka-consumer-groups.sh --describe --group billing",
+        "GROUP    TOPIC     PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG\n"
+        "billing  invoices  0          8812044         8826190         14146\n"
+        "billing  invoices  3          8702455         8799575         97120",
+    )
+    c.say("Partition 3 alone has 97,120 messages of lag.")
+    measured = [(f.text, f.detail) for f in _listed(c, NOTHING) if f.kind == "measurement"]
+    row = "billing  invoices  3          8702455         8799575         97120"
+    assert measured == [("Partition 3 alone has 97,120 messages of lag", row)], measured

@@ -1721,6 +1721,7 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
     ]
     gone: set[int] = set()
+    shown: dict[int, str] = {}  # a clause kept in place of a bare figure -> the output line it restates
     for fact in ordered:
         if fact.kind != "measurement" or fact.detail:
             continue
@@ -1733,33 +1734,43 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         for output, exactly in restated:
             bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
             gone.add(id(output) if bare else id(fact))
+            if bare and output.detail and _BARE_VALUE.fullmatch(output.detail.strip()) is None:
+                shown.setdefault(id(fact), output.detail)  # the row or the line, not the figure again
         # A clause that puts together figures several outputs gave ("errors are 389, slow
         # requests 171") restates them: each is its output's measurement.
         if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
             gone.add(id(fact))
-    return [f for f in ordered if id(f) not in gone]
+    return [replace(f, detail=shown[id(f)]) if id(f) in shown else f for f in ordered if id(f) not in gone]
 
 
 def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
     """A figure alone that the model repeated from an output (`312`) is told by the clause of its
-    that is listed too ("312 of 400 requests were accepted"), with what it counts; where the
+    that is listed too ("312 of 400 requests were accepted"), with what it counts, and the clause is
+    shown with the output's line it restates (`2318` of "2,318 of the 2,400 orders"); where the
     summary keeps the clause (by its other figures), the figure alone stays listed."""
-    clauses = [
-        {n for n, share, _ in _telling_numbers(f.text) if not share}
-        for f in missing
-        if f.kind == "measurement" and not f.detail
-    ]
-    entries = [f.entry for f in missing if f.kind == "measurement" and not f.detail]
+    at = [i for i, f in enumerate(missing) if f.kind == "measurement" and not f.detail]
+    clauses = [{n for n, share, _ in _telling_numbers(missing[i].text) if not share} for i in at]
+    shown: dict[int, str] = {}  # a clause's place in `missing` -> the output line it restates
 
     def told(fact: Fact) -> bool:
         if fact.kind != "measurement" or not fact.detail or not _BARE_VALUE.fullmatch(fact.text):
             return False
         figures = {n for n, _, _ in _telling_numbers(fact.text)}
-        return bool(figures) and any(
-            fact.entry <= entry and figures <= exact for exact, entry in zip(clauses, entries, strict=True)
+        clause = next(
+            (
+                i
+                for i, exact in zip(at, clauses, strict=True)
+                if figures and fact.entry <= missing[i].entry and figures <= exact
+            ),
+            None,
         )
+        if clause is None:
+            return False
+        shown.setdefault(clause, fact.detail)
+        return True
 
-    return [f for f in missing if not told(f)]
+    kept = [(i, f) for i, f in enumerate(missing) if not told(f)]
+    return [replace(f, detail=shown[i]) if i in shown else f for i, f in kept]
 
 
 def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
