@@ -52,13 +52,13 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33.
     Round 13 added three (40): rule 12 scored 0.686 and 0.851 on all, 0.464 and 0.706 on the three;
     rule 13 (a check's clean result, a configuration's key an edit set, a figure the model singles
-    out of a table or writes with its thousands marked) 0.707 and 0.861 on all, 0.699 and 0.863 on
+    out of a table or writes with its thousands marked) 0.710 and 0.861 on all, 0.702 and 0.863 on
     the first 33."""
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
-    assert before.precision >= 0.690, (before.precision, before.unwanted)
+    assert before.precision >= 0.695, (before.precision, before.unwanted)
     assert before.recall >= 0.860, (before.recall, before.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.700, (scored.precision, scored.unwanted)
+    assert scored.precision >= 0.705, (scored.precision, scored.unwanted)
     assert scored.recall >= 0.855, (scored.recall, scored.missed)
 
 
