@@ -49,13 +49,17 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     and 0.778, rule 9 (identifiers and measurements where tools print them) 0.675 and 0.860. Far
     from #41's 0.85 precision: the floor keeps a change from losing what rules 6 to 9 gained. Round
     12 added four sessions labelled before the rule ran on them (37): rule 10 scored 0.681 and 0.822
-    on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33."""
+    on all, 0.760 and 0.567 on the four; rule 11 0.704 and 0.860 on all, 0.690 and 0.863 on the first 33.
+    Round 13 added three (40): rule 12 scored 0.686 and 0.851 on all, 0.464 and 0.706 on the three;
+    rule 13 (a check's clean result, a configuration's key an edit set, a figure the model singles
+    out of a table or writes with its thousands marked) 0.710 and 0.861 on all, 0.702 and 0.863 on
+    the first 33."""
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
-    assert before.precision >= 0.680, (before.precision, before.unwanted)
-    assert before.recall >= 0.855, (before.recall, before.missed)
+    assert before.precision >= 0.695, (before.precision, before.unwanted)
+    assert before.recall >= 0.860, (before.recall, before.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.695, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.850, (scored.recall, scored.missed)
+    assert scored.precision >= 0.705, (scored.precision, scored.unwanted)
+    assert scored.recall >= 0.855, (scored.recall, scored.missed)
 
 
 # The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
@@ -68,7 +72,8 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     `scripts/bench_dropped.py`): rule 9 listed fresh 135 of 175 "dropped" items right (0.77),
     development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
-    "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90)."""
+    "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90);
+    rule 13 on the 40, 130 of 146 (0.89)."""
     for sessions, floor in ((dropped_fresh.SESSIONS, 0.89), (None, 0.9)):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
         assert right / listed >= floor, (right, listed)
@@ -1747,13 +1752,13 @@ def test_a_lookups_answer_and_a_printed_file_are_possibly_dropped_and_a_read_or_
     c.bash("pnpm --version", "9.12.3")
     c.bash("grep -c 'InvoiceMailed' storage/logs/laravel.log", "1207")
     c.bash("docker images api --format '{{.Tag}} {{.Size}}'", "latest 1.42GB\n2026.11.30 1.39GB")
-    c.bash("tail -n 3 /var/log/celery/worker.log", "[2026-12-02 09:14:07] task ok")
+    c.bash("head -n 3 config/celery.toml", "[beat]\ntimezone = 'UTC'")
     c.tool("Read", {"file_path": "/p/app/models/account.rb"}, "class Account\nend")
     c.bash("git commit -qam 'fix' && git log -1 --oneline", "[main 2b7c4e1] fix\n 1 file changed")
     confidence = _confidence(_listed(c, NOTHING))
     assert confidence["9.12.3"] == confidence["1207"] == dropped.POSSIBLY_DROPPED, "a lookup's answer: a step or a fact"
     assert confidence["latest 1.42GB; 2026.11.30 1.39GB"] == dropped.POSSIBLY_DROPPED, "the fields a command selected"
-    assert confidence["/var/log/celery/worker.log"] == dropped.POSSIBLY_DROPPED, "a file printed for a line of it"
+    assert confidence["config/celery.toml"] == dropped.POSSIBLY_DROPPED, "a file printed for a line of it"
     assert confidence["/p/app/models/account.rb"] == dropped.DROPPED, "a file the model read whole"
     assert confidence["2b7c4e1"] == dropped.DROPPED, "the commit made"
 
@@ -2169,3 +2174,166 @@ def test_a_processs_memory_measured_before_and_after_a_fix_is_two_results():
     assert "rss start 182.4 MB, end 611.9 MB; heapUsed start 96.1 MB, end 503.7 MB" in _texts(
         _listed(c, said), "measurement"
     ), "the heap's clause is one the summary does not tell"
+
+
+def test_a_checks_clean_result_and_a_tests_own_time_are_no_measurements_and_what_a_check_found_is():
+    """A linter or licence check that found nothing says so with a 0 beside what it went through
+    (`Found 0 violations, 0 serious in 87 files`, `3 dependencies, 0 violations`, `42 files
+    inspected, no offenses detected`, warnings all baselined); a test's own time (`[12 ms]`,
+    `(0.004 seconds)`) measures no work. What a check did find stays a result."""
+    c = Conversation("/p", "clean-checks")
+    c.bash("swiftlint lint Sources/ 2>&1 | tail -1", "Done linting! Found 0 violations, 0 serious in 87 files.")
+    c.bash("./scripts/check-licenses.sh", "swift-log 1.6.1   Apache-2.0  ok\n3 dependencies, 0 violations")
+    c.bash("bundle exec rubocop", "Inspecting 42 files\n..........\n\n42 files inspected, no offenses detected")
+    c.bash("./gradlew lintDebug | tail -1", "Lint found 0 errors, 41 warnings (41 baselined)")
+    c.bash(
+        "dotnet test --filter CsvImportTests",
+        "  Passed Acme.Tests.CsvImportTests.Skips_header_row [3 ms]\n"
+        "Test Case '-[AcmeTests.OrderTests testDecodes]' passed (0.004 seconds).",
+    )
+    assert _texts(_listed(c, NOTHING), "measurement") == []
+    c.bash("bundle exec rubocop app/", "Inspecting 42 files\n..C.\n\n42 files inspected, 3 offenses detected")
+    c.bash("./gradlew lintRelease | tail -1", "Lint found 0 errors, 44 warnings (41 baselined)")
+    assert _texts(_listed(c, NOTHING), "measurement") == [
+        "42 files inspected, 3 offenses detected",
+        "Lint found 0 errors, 44 warnings (41 baselined)",
+    ]
+
+
+def test_a_figure_the_model_says_with_its_thousands_marked_or_takes_from_a_tables_row_is_the_outputs():
+    """The model writes `2,318` of a tool's `2318`, and singles out one row's figure of a table it
+    read ("partition 3 alone has 97,120"): each is the output's figure the session went on with.
+    A later command that repeats a row's figure looks the row up (`gh run view` of a listed run):
+    no measurement."""
+    c = Conversation("/p", "echo-commas")
+    c.bash("jq '[.[] | select(.frac)] | length' eu_orders.json && jq 'length' eu_orders.json", "2318\n2400")
+    c.say("2,318 of the 2,400 sampled orders carry fractional seconds.")
+    c.bash(
+        "kafka-consumer-groups.sh --describe --group billing",
+        "GROUP    TOPIC     PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG\n"
+        "billing  invoices  0          8812044         8826190         14146\n"
+        "billing  invoices  3          8702455         8799575         97120",
+    )
+    c.say("Partition 3 alone has 97,120 of the lag.")
+    c.bash(
+        "gh run list -L 2",
+        "STATUS  TITLE   WORKFLOW  BRANCH  EVENT  ID           ELAPSED\n"
+        "X       Build   ci.yml    main    push   11920446013  21m28s\n"
+        "✓       Build   ci.yml    main    push   11920440001  9m18s",
+    )
+    c.bash("gh run view 11920446013 --log-failed | tail -3", "BUILD FAILED")
+    measured = {f.text: f.detail for f in _listed(c, NOTHING) if f.kind == "measurement"}
+    assert measured.get("2318") == "2318", measured
+    assert measured.get("97120") == "billing  invoices  3          8702455         8799575         97120", measured
+    assert "11920446013" not in measured
+
+
+def test_a_configurations_key_an_edit_set_is_kept_only_by_a_summary_naming_the_key_with_its_value():
+    """An edit that sets keys in a configuration file to bare values (`LC_ALL: de_DE.UTF-8`) brought
+    in those values; a summary that says the value of something else ("the agents have
+    LANG=de_DE.UTF-8") does not keep the key set, nor does one that names the file alone. A path
+    set (`src: headers.conf.j2`) is no value of its own: the file the edit names tells it."""
+    c = Conversation("/p", "config-key")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/azure-pipelines.yml",
+            "old_string": "  - script: dotnet test\n",
+            "new_string": "  - script: dotnet test\n    env:\n      LC_ALL: de_DE.UTF-8\n      TZ: Europe/Berlin\n",
+        },
+        "The file /p/azure-pipelines.yml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/roles/nginx/tasks/main.yml",
+            "old_string": "- name: reload\n",
+            "new_string": "- name: reload\n  template:\n    src: headers.conf.j2\n",
+        },
+        "The file /p/roles/nginx/tasks/main.yml has been updated successfully.",
+    )
+    elsewhere = (
+        "3. Files and Code Sections:\n   - azure-pipelines.yml: the test step sets a German locale.\n"
+        "5. Problem Solving:\n   The new agents have LANG=de_DE.UTF-8.\n"
+    )
+    assert _texts(_listed(c, elsewhere), "edit") == ["azure-pipelines.yml:  → LC_ALL: de_DE.UTF-8"]
+    named = "3. Files and Code Sections:\n   - azure-pipelines.yml: the test step sets LC_ALL to de_DE.UTF-8.\n"
+    assert _texts(_listed(c, named), "edit") == []
+
+
+def test_the_members_of_a_list_an_output_printed_said_again_together_or_the_files_a_selection_picked_are_no_facts():
+    """The model going over a list a command printed (the licences allowed, each on its line) singles
+    none of them out; one or two names it takes from an output's lines still are facts. The files a
+    field selection picked (`cut -d: -f1 | sort -u` of a search) are a survey, no identifier."""
+    c = Conversation("/p", "listed")
+    c.bash("cat build/allowed-licenses.json", '[\n  "MIT",\n  "Apache-2.0",\n  "BSD-2-Clause",\n  "BSD-3-Clause"\n]')
+    c.say("Every package is under Apache-2.0, BSD-2-Clause or BSD-3-Clause, all allowed.")
+    c.bash(
+        "grep -rn 'Parse(' src/ | cut -d: -f1 | sort -u",
+        "src/Import/CsvInvoiceReader.cs\nsrc/Import/BankStatementReader.cs",
+    )
+    assert _texts(_listed(c, NOTHING), "identifier") == []
+    c.bash(
+        "kubectl get pods -o wide",
+        "NAME                 READY   STATUS    RESTARTS      NODE\n"
+        "api-7c9f8d6b5-lw4rj  1/1     Running   4 (38m ago)   pool-b-4f2a9c1e-x7vb\n"
+        "api-7c9f8d6b5-2xkqp  1/1     Running   0             pool-b-4f2a9c1e-k8zd",
+    )
+    c.say("api-7c9f8d6b5-lw4rj restarted 4 times; it runs on pool-b-4f2a9c1e-x7vb.")
+    assert _texts(_listed(c, NOTHING), "identifier") == ["api-7c9f8d6b5-lw4rj", "pool-b-4f2a9c1e-x7vb"]
+
+
+def test_a_code_blocks_marker_is_no_part_of_a_request():
+    """A user's message that pastes a block (```` ``` ````, ```` ```python ````) and says a constraint:
+    the rest of the request is its sentences, not the block's markers."""
+    c = Conversation("/p", "fence")
+    c.user(
+        "Here is the traceback:\n```python\nKeyError: 'user_id'\n```\n"
+        "Fix it please, and never change the public API of app/main.py."
+    )
+    requests = _texts(_listed(c, NOTHING), "request")
+    assert requests == ["Here is the traceback: … KeyError: 'user_id'"], requests
+
+
+def test_a_log_a_command_printed_is_no_file_read_and_a_file_it_printed_is():
+    """`tail /var/log/celery/worker.log` reads a log for its lines (what they say is the fact, as
+    a measurement or an error); the log is no file the session worked on. `cat config/app.ini` is."""
+    c = Conversation("/p", "log-read")
+    c.bash("tail -20 /var/log/celery/worker.log", "[2026-11-30 08:00:49] Task sent")
+    c.bash("cat logs/app.log.1", "started")
+    c.bash("cat config/app.ini", "[server]\nworkers = 4")
+    assert _texts(_listed(c, NOTHING), "file read") == ["config/app.ini"]
+
+
+def test_a_uuid_a_command_printed_is_a_fact_where_the_session_refers_back_to_it_or_its_step_failed():
+    """The one UUID a command that succeeded printed (an export's id in a response, a message's id)
+    is a step on the way unless the session refers back to it (the model says it again);
+    the UUID a failed command names (the lock a `terraform plan` could not take) is what held it."""
+    c = Conversation("/p", "uuid-made")
+    c.bash("curl -s -X POST https://api.acme.test/v1/exports", '{"id": "5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33"}')
+    c.bash(
+        "aws sqs send-message --queue-url q --message-body hi", '{"MessageId": "77b0d4e1-2c9a-4f3e-8d61-5a2b9c0e4f18"}'
+    )
+    assert _texts(_listed(c, NOTHING), "identifier") == []
+    c.say("The export 5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33 is queued; I'll poll it.")
+    c.bash("terraform plan", "Lock Info:\n  ID:        9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e\n", error=True)
+    assert _texts(_listed(c, NOTHING), "identifier") == [
+        "9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e",
+        "5f1c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33",
+    ]
+
+
+def test_a_clause_of_the_model_that_tells_a_figure_of_an_output_is_shown_with_that_outputs_line():
+    """The model's "partition 3 alone has 97,120 messages of lag" restates one row's `97120`: one fact,
+    the clause, shown with the line it restates, so a reader (and a search for `97120`) finds both."""
+    c = Conversation("/p", "clause-line")
+    c.bash(
+        "kafka-consumer-groups.sh --describe --group billing",
+        "GROUP    TOPIC     PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG\n"
+        "billing  invoices  0          8812044         8826190         14146\n"
+        "billing  invoices  3          8702455         8799575         97120",
+    )
+    c.say("Partition 3 alone has 97,120 messages of lag.")
+    measured = [(f.text, f.detail) for f in _listed(c, NOTHING) if f.kind == "measurement"]
+    row = "billing  invoices  3          8702455         8799575         97120"
+    assert measured == [("Partition 3 alone has 97,120 messages of lag", row)], measured

@@ -230,6 +230,9 @@ ADDENDUM_ORDER = (
     "path",
     "url",
 )
+# Of those, the kinds whose gist the brief already gives: after every other kind, whatever its
+# confidence (the first part quotes the newest request, the summary's "All user messages" the others).
+ADDENDUM_GIST = ("request",)
 # The age in the proof line ("saved 3 minutes ago") may grow by a few characters between the
 # part the worker measured and the one the session is given.
 AGE_SLACK = 16
@@ -311,7 +314,7 @@ def compact_brief(
 
 def addendum(report: Dropped, budget: int, newest_request: str | None = None, mcp_tools: bool = False) -> str | None:
     """The second part: the facts of `report` (what the summary does not contain), the most
-    important first (ADDENDUM_ORDER, the surer before the possibly dropped), each quoted on one
+    important first (`addendum_rank`: the surer first, then by ADDENDUM_ORDER), each quoted on one
     line with its reference, within `budget` characters, then one line on how to see the rest.
     None when the summary left nothing out, or without a summary to compare with (then every
     fact would be listed, the summary's included). A request the first part quotes already is
@@ -323,12 +326,7 @@ def addendum(report: Dropped, budget: int, newest_request: str | None = None, mc
     facts = [f for f in report.facts if not (newest_request and _quoted_in(f, newest_request))]
     if not facts:
         return None
-    facts.sort(
-        key=lambda f: (
-            ADDENDUM_ORDER.index(f.kind) if f.kind in ADDENDUM_ORDER else len(ADDENDUM_ORDER),
-            f.confidence != dropping.DROPPED,
-        )
-    )
+    facts.sort(key=addendum_rank)
     head = (
         f"[precompact] What the compaction summary left out of savepoint {report.sequence} of {quoting.inline(report.instance)} "
         "(the most important first; [N:E] is the entry's reference for `show`):\n" + QUOTE_NOTE
@@ -352,6 +350,18 @@ def addendum(report: Dropped, budget: int, newest_request: str | None = None, mc
         return None
     lines.append(_rest_line(len(facts) - shown, report.sequence, tools))
     return "\n".join([head, *lines, end])
+
+
+def addendum_rank(fact) -> tuple[bool, bool, int]:
+    """Where a fact stands in the second part: the kinds whose gist the brief has (ADDENDUM_GIST:
+    requests) last; before them, the surer first, each confidence by
+    ADDENDUM_ORDER. An item the rule lists "dropped" names a dropped fact far more often than one
+    "possibly dropped" (the fresh set, rule 13: 0.90 against 0.57), so a small budget goes to those
+    before a possibly dropped constraint or decision, which the summary often told in its own words."""
+    from precompact.restore import dropped as dropping
+
+    at = ADDENDUM_ORDER.index(fact.kind) if fact.kind in ADDENDUM_ORDER else len(ADDENDUM_ORDER)
+    return (fact.kind in ADDENDUM_GIST, fact.confidence != dropping.DROPPED, at)
 
 
 FACT_LIMIT = 400

@@ -309,9 +309,10 @@ _GENERIC_ERROR = re.compile(
     r"could not compile|due to \d+ previous errors?|^FAIL(?:ED)?\b\s*(?:\S+\s+[\d.]+s)?$|^FAIL:\s+\S+\s+\([\d.]+m?s\)$|^npm ERR! (?:code|errno|A complete log)|"
     r"^error: (?:Recipe|process|command)\b.*failed|^ERROR: (?:Job failed|Command errored)"
 )
-# How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"): no measurement of the work.
+# How long a command itself took ("in 0.83s", "(0.04s)", "Time: 9.12 s"), or one of its tests (.NET's
+# `Passed X [3 ms]`, XCTest's `… failed (0.004 seconds).`): no measurement of the work.
 _RUN_DURATION = re.compile(
-    r"\(\d[\d.]*\s?m?s\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
+    r"\(\d[\d.]*\s?m?s\)|\[\d[\d.]*\s?m?s\]|\(\d[\d.]*\s?(?:seconds?|secs?)\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
     r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
     re.IGNORECASE,
 )
@@ -320,6 +321,8 @@ _RUN_DURATION = re.compile(
 # hidden)`): the size of its input, not what it found (the count of what it changed or flagged is).
 _GONE_THROUGH = re.compile(
     r"\b(?:checked|scanned|parsed|validated|audited|skipped|analy[sz]ed|inspected|linted|loaded)\s+\d[\d,.]*\s+[a-z]+|"
+    # rubocop's `Inspecting 42 files`, `42 files inspected, …`
+    r"\bInspecting\s+\d[\d,]*\s+files?\b|\b\d[\d,]*\s+files?\s+(?:inspected|checked|scanned|linted|analy[sz]ed)\b|"
     r"\bScanning\s+\S+\s+for\s+[a-z]+\s+\(\d[\d,]*\s+[a-z -]+\)|"  # cargo audit's `Scanning Cargo.lock for vulnerabilities (311 crate dependencies)`
     r"\bno\s+(?:issues|errors|problems|warnings)\s+found\s+in\s+\d[\d,]*\s+(?:source\s+)?files?\b|"
     r"\(\d[\d,]*\s+unchanged\s+[a-z]+\s+hidden\)|"
@@ -336,6 +339,18 @@ _GONE_THROUGH = re.compile(
     r"\b\d[\d,]*\s+modules\s+transformed\b|"
     # a build's task graph (Gradle's `214 actionable tasks: 214 executed`, `9 executed, 6 up-to-date`)
     r"\b\d+\s+actionable\s+tasks?:\s*\d+\s+(?:executed|up-to-date|from\s+cache)(?:,\s*\d+\s+[a-z -]+)*",
+    re.IGNORECASE,
+)
+# A check that found nothing says so with a count of 0 (`Found 0 violations, 0 serious in 87 files`,
+# `3 dependencies, 0 violations`, `Lint found 0 errors, 41 warnings (41 baselined)`, `no offenses
+# detected`); its other figures count what it went through or what was already accepted.
+_NOTHING_FOUND = re.compile(
+    r"\b(?:0|no)\s+(?:violations?|errors?|offen[cs]es|issues?|problems?|vulnerabilit(?:y|ies)|findings?)\b",
+    re.IGNORECASE,
+)
+_CHECK_INPUT = re.compile(
+    r"\b0\s+[a-z]+\b|\b(?:in\s+)?\d[\d,]*\s+(?:source\s+)?(?:files?|dependencies|packages|crates|modules|targets)\b"
+    r"|\b(\d+)\s+[a-z]+\s+\(\1\s+(?:baselined|suppressed|ignored)\)",
     re.IGNORECASE,
 )
 # Code names an edit brings in: `seen.entry`, `follow_symlinks`, `formatInTimeZone`.
@@ -423,6 +438,7 @@ def _measured(text: str) -> bool:
 # Commands that print files (their file arguments are read) and that search them (the files
 # their output lines name are where a fact was found).
 _PRINTS_FILES = re.compile(r"^(?:cat|head|tail|less|more|bat|nl|sed -n|awk|jq|yq)\s")
+_LOG_FILE = re.compile(r"\.log(?:\.\d+)?$|^/var/log/")  # a log, and one rotated (`app.log.1`)
 _SEARCH = re.compile(r"^(?:grep|egrep|rg|ag|git grep)\s")
 # git commands whose output names commits in passing.
 # A security advisory by its id, as audit tools print it (`GHSA-h75v-3vvj-5mfj`, `CVE-2024-3094`,
@@ -649,6 +665,7 @@ _ECHO_WORDY = re.compile(
 _ADDRESS = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?::\d{2,5})?")
 ECHO_TOKEN_CHARS = 120
 ECHO_OUTPUTS = 12  # of the outputs since the model last spoke, the last this many are looked in
+ECHO_LISTED = 3  # names of one output's lines, each its own, said again together go over its list
 ECHO_SAID = 40  # of one message, the tokens looked for in the outputs before it (a longer list pastes, it does not go on with them)
 # Who wrote a commit `git log`/`git show` prints: `Author: Mia Koch <mia@…>`, or the line a
 # `--format` with `%an` gives, where a person's name is its capitalised words.
@@ -676,13 +693,15 @@ _MEASURED_CLAUSE_END = re.compile(r"[,;]\s+(?=[^\W\d])")  # between a result lin
 _CLAUSE_END = re.compile(r";\s+|:\s+|\s+[—–-]{1,2}\s+")
 _PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "‐": "-", "…": "..."})
 _WORDS = re.compile(r"\w+")
+_FENCE = re.compile(r"(?:`{3,}|~{3,})[\w+-]*")  # a code block's marker line
 _LIST_NUMBER = re.compile(r"^[ \t]*\d{1,2}\.[ \t]", re.MULTILINE)
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 # Files whose edits are prose: their words are the fact.
 PROSE_EXTENSIONS = frozenset(("md", "markdown", "rst", "txt", "adoc"))
 # Files whose lines set values: a line there giving a key a figure or a string is a setting chosen.
 CONFIG_EXTENSIONS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "properties", "tfvars"))
-_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*(?:-?\d|[\"'])")
+_CONFIG_KEY = re.compile(r"^-?\s*([\w.-]+)\s*[:=]\s*(\S.*)$")  # a configuration's line: its key, its value
+_CONFIG_VALUE = re.compile(r"^-?\s*[\w.-]+\s*[:=]\s*()(?:-?\d|[\"']|[\w./@+-]*[\d._@][\w./@+-]*\s*$)")
 _NUMBER = re.compile(r"(?<![\w.])(~|≈)?(\d+(?:,\d{3})*(?:\.\d+)?)([kKM](?![\w]))?(\.\.\.|…)?(?![\w])")
 # A summary says small figures in words ("only two weeklies remained").
 _NUMBER_WORDS = (
@@ -1362,6 +1381,13 @@ class Summary:
         old, _, new = change.partition(" → ")
         if _is_prose(path):
             return self._sentence(new, session)
+        keyed = _CONFIG_KEY.match(new) if _is_config(path) else None
+        if keyed:  # a configuration's key set (`LC_ALL: de_DE.UTF-8`): its value said of another key keeps nothing
+            key, value = keyed.group(1), keyed.group(2).strip().strip("\"'")
+            said = self._holds(value) or any(self._has_number(n) for n, _, _ in numbers(value))
+            if not said:
+                return DROPPED
+            return KEPT if _whole(self._plain, key) or self._holds(key) else POSSIBLY_DROPPED
         brought = set(_CODE_NAME.findall(new)) - set(_CODE_NAME.findall(old))
         figures = [n for n, _, _ in numbers(new) if n not in {m for m, _, _ in numbers(old)}]
         # the strings it brought in ("Einladungslink kopieren"), each a value a summary gives as it is
@@ -1695,6 +1721,7 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         (f, [n for n, _, _ in _telling_numbers(f.text)]) for f in ordered if f.kind == "measurement" and f.detail
     ]
     gone: set[int] = set()
+    shown: dict[int, str] = {}  # a clause kept in place of a bare figure -> the output line it restates
     for fact in ordered:
         if fact.kind != "measurement" or fact.detail:
             continue
@@ -1707,33 +1734,43 @@ def _one_measurement_each(ordered: list[Fact]) -> list[Fact]:
         for output, exactly in restated:
             bare = exactly and not content_words(_DIGITS.sub(" ", output.text))
             gone.add(id(output) if bare else id(fact))
+            if bare and output.detail and _BARE_VALUE.fullmatch(output.detail.strip()) is None:
+                shown.setdefault(id(fact), output.detail)  # the row or the line, not the figure again
         # A clause that puts together figures several outputs gave ("errors are 389, slow
         # requests 171") restates them: each is its output's measurement.
         if not restated and len(said) > 1 and all(any(n in figures for _, figures in outputs) for n, _, _ in said):
             gone.add(id(fact))
-    return [f for f in ordered if id(f) not in gone]
+    return [replace(f, detail=shown[id(f)]) if id(f) in shown else f for f in ordered if id(f) not in gone]
 
 
 def _told_by_a_listed_clause(missing: list[Fact]) -> list[Fact]:
     """A figure alone that the model repeated from an output (`312`) is told by the clause of its
-    that is listed too ("312 of 400 requests were accepted"), with what it counts; where the
+    that is listed too ("312 of 400 requests were accepted"), with what it counts, and the clause is
+    shown with the output's line it restates (`2318` of "2,318 of the 2,400 orders"); where the
     summary keeps the clause (by its other figures), the figure alone stays listed."""
-    clauses = [
-        {n for n, share, _ in _telling_numbers(f.text) if not share}
-        for f in missing
-        if f.kind == "measurement" and not f.detail
-    ]
-    entries = [f.entry for f in missing if f.kind == "measurement" and not f.detail]
+    at = [i for i, f in enumerate(missing) if f.kind == "measurement" and not f.detail]
+    clauses = [{n for n, share, _ in _telling_numbers(missing[i].text) if not share} for i in at]
+    shown: dict[int, str] = {}  # a clause's place in `missing` -> the output line it restates
 
     def told(fact: Fact) -> bool:
         if fact.kind != "measurement" or not fact.detail or not _BARE_VALUE.fullmatch(fact.text):
             return False
         figures = {n for n, _, _ in _telling_numbers(fact.text)}
-        return bool(figures) and any(
-            fact.entry <= entry and figures <= exact for exact, entry in zip(clauses, entries, strict=True)
+        clause = next(
+            (
+                i
+                for i, exact in zip(at, clauses, strict=True)
+                if figures and fact.entry <= missing[i].entry and figures <= exact
+            ),
+            None,
         )
+        if clause is None:
+            return False
+        shown.setdefault(clause, fact.detail)
+        return True
 
-    return [f for f in missing if not told(f)]
+    kept = [(i, f) for i, f in enumerate(missing) if not told(f)]
+    return [replace(f, detail=shown[i]) if i in shown else f for i, f in kept]
 
 
 def _inside_a_longer(missing: list[Fact]) -> list[Fact]:
@@ -1827,7 +1864,7 @@ def _request(request: str, position: int, add: Add) -> None:
         elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)
             cut = True
-        else:
+        elif not _FENCE.fullmatch(sentence):  # a code block's marker (```, ```python) is no part of what was asked
             rest.append(sentence)
     said = " … ".join(rest) if cut else request
     if len(_WORDS.findall(said)) >= MIN_REQUEST_WORDS:
@@ -1914,12 +1951,20 @@ def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]
         for line in (line.strip() for line in new.splitlines())
         if line not in before
         and len(line) <= EDIT_SIDE_CHARS
-        and (_VALUE_LINE.search(line) or (_is_config(path) and _CONFIG_VALUE.match(line)))
+        and (_VALUE_LINE.search(line) or (_is_config(path) and _config_value(line)))
     ]
     if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
         return []
     shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
     return [f"{shown}:  → {line}" for line in brought]
+
+
+def _config_value(line: str) -> bool:
+    """Whether a configuration's line sets a key to a value a reader asks for by itself: a figure,
+    a quoted string, or a bare token with a figure or a dot in it (`LC_ALL: de_DE.UTF-8`); not a
+    path or a file (`src: security_headers.conf.j2`), which names what the edit's file already tells."""
+    keyed = _CONFIG_VALUE.match(line)
+    return keyed is not None and not _is_path(line[keyed.end(1) :].strip().strip("\"'"))
 
 
 def _is_config(path: str) -> bool:
@@ -2111,9 +2156,11 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         made = (
             "\n".join(line for line in text.splitlines() if not _PROGRESS_BAR.search(line)) if "Get:" in text else text
         )
-        _output_ids(
-            command, made, position, add, (("url", _OUTPUT_URL), ("identifier", _UUID), ("identifier", _CLOSES))
-        )
+        # the one UUID an output names is what held a step that failed (the lock a plan could not
+        # take, its error said); of a step that succeeded (an export's id), a fact where the
+        # session refers back to it (`_Echoes`)
+        held = (("identifier", _UUID),) if errors else ()
+        _output_ids(command, made, position, add, (("url", _OUTPUT_URL), *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
     _asked_version(command, text, position, add)
@@ -2133,6 +2180,16 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
     if not errors:  # an error line is what a command read or a failure's, no answer
         _answer(command, text, position, add)
     return False
+
+
+def _found_nothing(line: str) -> bool:
+    """Whether `line` is a check's clean result (`_NOTHING_FOUND`): nothing it counts besides the 0
+    it found and what it went through; not a test run's tally (its count of tests is the suite's)."""
+    return (
+        _NOTHING_FOUND.search(line) is not None
+        and not _TEST_TALLY.search(line)
+        and not _telling_numbers(_CHECK_INPUT.sub(" ", line))
+    )
 
 
 def _counts_errors_only(line: str) -> bool:
@@ -2290,6 +2347,7 @@ def _answer(command: str, text: str, position: int, add: Add) -> None:
         and not _FILE_LINE.match(lines[0])
         and not _HEX.match(lines[0])
         and not _PROGRESS_BAR.search(lines[0])
+        and not _found_nothing(lines[0])
         and not (_TEST_TALLY.search(lines[0]) and _focused_run(command))  # as `_measurements`: the tests just written
     ):
         # what the session looked up, but a lookup's answer is as often a step on the way (a
@@ -2309,6 +2367,9 @@ def _selected(command: str, text: str, position: int, add: Add) -> bool:
         return False
     lines = [line.strip().rstrip(",") for line in text.splitlines() if not _ONLY_BRACKETS.fullmatch(line.strip())]
     if not 0 < len(lines) <= SELECTED_LINES or any(len(line) > ANSWER_CHARS for line in lines):
+        return False
+    # the files it picked (`cut -d: -f1 | sort -u`): a search's survey; not an image (`registry.example/api:3.14.1`)
+    if all(_is_path(line) and ":" not in line for line in lines):
         return False
     answer = "; ".join(lines)
     # one word a line is a name (`registry.example/api:3.14.1`, `2026-03-14`), whatever its digits
@@ -2453,7 +2514,7 @@ def _measurements(command: str, text: str, position: int, add: Add, besides: Ite
         # a search's hit or a diagnostic (`src/worker.py:41: # retry 3 times`): a line of a file, no result
         if _FILE_LINE.match(line):
             continue
-        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line):
+        if (focused and _TEST_TALLY.search(line)) or _CONTAINER_TALLY.match(line) or _found_nothing(line):
             continue
         if line.endswith(("...", "…")) or _PROGRESS_BAR.search(
             line
@@ -2586,28 +2647,36 @@ class _Echoes:
     def repeated(self, said: str, add: Add, spoke: bool) -> None:
         if self.heard:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
+            found: list[tuple[str, bool, int, str]] = []  # (token, measured, its output's entry, its line)
             for token, measured in tokens.items():
+                # the model writes a figure with its thousands marked ("2,318") that a tool printed bare (`2318`)
+                bare = token.replace(",", "") if measured and "," in token else token
                 for text, position, command in self.heard:
                     line = _line_at(text, token, last=measured)
+                    if line is None and bare != token:
+                        line = _line_at(text, bare, last=True)
+                        token = bare if line is not None else token
                     if line is None or _line_at(command, token) is not None:
                         continue
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
                     # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
                         continue
-                    if not measured or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
-                        # A name said again is one the session went on with, but as often a
-                        # step (the pod, the runner it looked at) as a fact to keep; a commit's
-                        # id said again is the commit the session turned on.
-                        guessed = not measured and not _HEX.fullmatch(token)
-                        add(
-                            "measurement" if measured else "identifier",
-                            token,
-                            position,
-                            line[:200] or command[:200],
-                            guessed=guessed,
-                        )
+                    # A figure of a table's row (a partition's lag, a run's time) is one of many the session read
+                    # unless the model's own words single it out; a later command's is the row's id it looks up.
+                    if not measured or spoke or len(_COLUMN_GAP.findall(line)) < ECHO_TABLE_GAPS:
+                        found.append((token, measured, position, line[:200] or command[:200]))
                     break
+            # Names of one output said again together, each from a line of its own (the licences it
+            # allows, the versions it lists), go over its list: none of them is singled out.
+            names = Counter(position for position, _ in {(p, line) for _, measured, p, line in found if not measured})
+            for token, measured, position, line in found:
+                if measured or names[position] < ECHO_LISTED:
+                    # A name said again is one the session went on with, but as often a
+                    # step (the pod, the runner it looked at) as a fact to keep; a commit's
+                    # id said again is the commit the session turned on.
+                    guessed = not measured and not _HEX.fullmatch(token)
+                    add("measurement" if measured else "identifier", token, position, line, guessed=guessed)
         if spoke:
             self.heard.clear()
 
@@ -2691,6 +2760,10 @@ def _found_files(command: str, text: str, position: int, add: Add) -> None:
                 add("file read", path, position, line, guessed=True)
     elif _PRINTS_FILES.match(core) and "|" not in command:  # `cat X | grep Y` looks up a value: the value is the fact
         for word in re.split(r"&&|;", core)[0].split()[1:]:
+            # a log printed (`tail -50 /var/log/celery/worker.log`) is read for its lines, which
+            # say the facts; the log is no file the session worked on
+            if _LOG_FILE.search(word):
+                continue
             if not word.startswith("-") and _is_path(word) and "." in PurePosixPath(word).name:
                 # a file a command printed is read as often for a line of it (a log's tail) as for
                 # itself: unlike a Read, "possibly dropped" at most

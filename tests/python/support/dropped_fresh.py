@@ -7358,6 +7358,682 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def kafka_lag() -> DevSession:
+    """Java, Spring Kafka and Maven: a consumer group falling behind after a deploy, read in
+    `kafka-consumer-groups.sh`'s table and the pods' logs; the poll loop outlives
+    `max.poll.interval.ms`, fixed by fewer records per poll and a shorter client timeout; a
+    checkstyle failure; the lag before and after. Written and labelled before the rule ran on it
+    (round 13)."""
+    c = Conversation("/home/ines/billing-service", "fresh-kafka-lag")
+    c.user(
+        "The invoice-events consumer in billing-service keeps falling behind in prod since yesterday's "
+        "deploy, the lag just grows. Find out why and fix it. Don't touch the topic's partition count, "
+        "three other teams consume invoice-events."
+    )
+    c.bash(
+        "kubectl -n billing get pods -l app=billing-consumer",
+        "NAME                                READY   STATUS    RESTARTS   AGE\n"
+        "billing-consumer-7d9f6c8b4-x2kqp    1/1     Running   0          21h\n"
+        "billing-consumer-7d9f6c8b4-m8zrt    1/1     Running   0          21h\n"
+        "billing-consumer-7d9f6c8b4-q4wnd    1/1     Running   1          21h",
+    )
+    c.bash(
+        "kubectl -n billing exec kafka-tools -- kafka-consumer-groups.sh --bootstrap-server kafka-0.kafka:9092 "
+        "--describe --group billing-invoice-events",
+        "\nGROUP                   TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG     CONSUMER-ID"
+        "                                                      HOST          CLIENT-ID\n"
+        "billing-invoice-events  invoice-events  0          8812044         8826190         14146   "
+        "consumer-billing-invoice-events-1-3f6c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33  /10.42.1.17   consumer-billing-invoice-events-1\n"
+        "billing-invoice-events  invoice-events  1          8790310         8805122         14812   "
+        "consumer-billing-invoice-events-1-3f6c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33  /10.42.1.17   consumer-billing-invoice-events-1\n"
+        "billing-invoice-events  invoice-events  2          8801877         8820904         19027   "
+        "consumer-billing-invoice-events-1-77b0d4e1-2c9a-4f3e-8d61-5a2b9c0e4f18  /10.42.2.9    consumer-billing-invoice-events-1\n"
+        "billing-invoice-events  invoice-events  3          8702455         8799575         97120   "
+        "consumer-billing-invoice-events-1-77b0d4e1-2c9a-4f3e-8d61-5a2b9c0e4f18  /10.42.2.9    consumer-billing-invoice-events-1\n"
+        "billing-invoice-events  invoice-events  4          8815002         8833418         18416   "
+        "consumer-billing-invoice-events-1-c1e8f7a2-6d3b-4a90-b5e4-9f2d1c7a8e06  /10.42.3.21   consumer-billing-invoice-events-1\n"
+        "billing-invoice-events  invoice-events  5          8808120         8826943         18823   "
+        "consumer-billing-invoice-events-1-c1e8f7a2-6d3b-4a90-b5e4-9f2d1c7a8e06  /10.42.3.21   consumer-billing-invoice-events-1",
+    )
+    c.say(
+        "Total lag is 182,344 messages across the 6 partitions, and partition 3 alone has 97,120 of them. "
+        "Three consumers, two partitions each, so it is not a missing consumer. Let me check the logs for rebalances."
+    )
+    c.bash(
+        "kubectl -n billing logs deploy/billing-consumer --since=1h | grep -c 'Revoke previously assigned partitions'",
+        "41",
+    )
+    c.bash(
+        "kubectl -n billing logs deploy/billing-consumer --since=1h | grep -i 'poll timeout' | tail -2",
+        "2026-12-01 09:41:12.318  WARN 1 --- [ad | billing-invoice-events] o.a.k.c.c.i.ConsumerCoordinator : "
+        "[Consumer clientId=consumer-billing-invoice-events-1, groupId=billing-invoice-events] consumer poll "
+        "timeout has expired. This means the time between subsequent calls to poll() was longer than the "
+        "configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time "
+        "processing messages.\n"
+        "2026-12-01 09:47:55.902  WARN 1 --- [ad | billing-invoice-events] o.a.k.c.c.i.ConsumerCoordinator : "
+        "[Consumer clientId=consumer-billing-invoice-events-1, groupId=billing-invoice-events] consumer poll "
+        "timeout has expired. This means the time between subsequent calls to poll() was longer than the "
+        "configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time "
+        "processing messages.",
+    )
+    c.say(
+        "41 rebalances in the last hour: the group keeps kicking a member out because its poll loop takes "
+        "longer than max.poll.interval.ms, then the partitions move and the work restarts from the last commit."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ines/billing-service/src/main/resources/application.yml"},
+        "     1\tspring:\n     2\t  kafka:\n     3\t    bootstrap-servers: kafka-0.kafka:9092,kafka-1.kafka:9092\n"
+        "     4\t    consumer:\n     5\t      group-id: billing-invoice-events\n"
+        "     6\t      max-poll-records: 500\n     7\t      properties:\n"
+        "     8\t        max.poll.interval.ms: 300000\n     9\t      enable-auto-commit: false\n",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ines/billing-service/src/main/java/com/acme/billing/tax/TaxClient.java"},
+        "    1\tpackage com.acme.billing.tax;\n    2\t\n    3\timport java.net.http.HttpClient;\n"
+        "    4\timport java.time.Duration;\n    5\timport java.time.temporal.ChronoUnit;\n    6\t\n"
+        "    7\tpublic class TaxClient {\n"
+        "    8\t    private final HttpClient http = HttpClient.newBuilder()\n"
+        "    9\t        .connectTimeout(Duration.ofSeconds(10))\n   10\t        .build();\n"
+        "   11\t    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);\n",
+    )
+    c.bash(
+        "git log --oneline -3 -- src/main/java/com/acme/billing/tax/",
+        "e07b1c4 tax: call the tax service per invoice line (BILL-2231)\n"
+        "91aa3d0 tax: retry on 503\n"
+        "4c2f8e1 tax: extract TaxClient",
+    )
+    c.say(
+        "Yesterday's deploy included e07b1c4, which calls the tax service once per invoice line instead of once "
+        "per invoice. Each record now takes about 700 ms, and with max-poll-records at 500 one poll's batch needs "
+        "roughly 350 s, more than the 300 s max.poll.interval.ms. I'll lower max-poll-records to 50 rather than "
+        "raise max.poll.interval.ms, because a longer interval also delays noticing a consumer that is really dead."
+    )
+    c.user(
+        "ok. And the tax client's 10 second timeout is far too generous, the tax service's p99 is 400ms. "
+        "Make it 2 seconds."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/billing-service/src/main/resources/application.yml",
+            "old_string": "      max-poll-records: 500",
+            "new_string": "      max-poll-records: 50",
+        },
+        "The file /home/ines/billing-service/src/main/resources/application.yml has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/billing-service/src/main/java/com/acme/billing/tax/TaxClient.java",
+            "old_string": "    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);",
+            "new_string": "    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);",
+        },
+        "The file /home/ines/billing-service/src/main/java/com/acme/billing/tax/TaxClient.java has been updated successfully.",
+    )
+    c.bash(
+        "mvn -q verify 2>&1 | tail -8",
+        "[INFO] Starting audit...\n"
+        "[ERROR] src/main/java/com/acme/billing/tax/TaxClient.java:[5,8] (imports) UnusedImports: "
+        "Unused import - java.time.temporal.ChronoUnit.\n"
+        "Audit done.\n"
+        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-checkstyle-plugin:3.3.1:check (validate) "
+        "on project billing-service: You have 1 Checkstyle violation. -> [Help 1]\n"
+        "[ERROR] \n[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/billing-service/src/main/java/com/acme/billing/tax/TaxClient.java",
+            "old_string": "import java.time.Duration;\nimport java.time.temporal.ChronoUnit;\n",
+            "new_string": "import java.time.Duration;\n",
+        },
+        "The file /home/ines/billing-service/src/main/java/com/acme/billing/tax/TaxClient.java has been updated successfully.",
+    )
+    c.bash(
+        "mvn -q verify 2>&1 | tail -6",
+        "[INFO] Tests run: 214, Failures: 0, Errors: 0, Skipped: 2\n"
+        "[INFO] \n[INFO] ------------------------------------------------------------------------\n"
+        "[INFO] BUILD SUCCESS\n"
+        "[INFO] ------------------------------------------------------------------------\n"
+        "[INFO] Total time:  01:12 min",
+    )
+    c.bash(
+        "git diff --stat",
+        " src/main/java/com/acme/billing/tax/TaxClient.java | 3 +--\n"
+        " src/main/resources/application.yml                | 2 +-\n"
+        " 2 files changed, 2 insertions(+), 3 deletions(-)",
+    )
+    c.bash(
+        "git commit -am 'billing-consumer: 50 records per poll, 2s tax timeout' && git push -u origin fix/consumer-lag",
+        "[fix/consumer-lag 5c1e9a7] billing-consumer: 50 records per poll, 2s tax timeout\n"
+        " 2 files changed, 2 insertions(+), 3 deletions(-)\n"
+        "To github.com:acme/billing-service.git\n * [new branch]      fix/consumer-lag -> fix/consumer-lag",
+    )
+    c.user("Deploy the branch to prod through the usual pipeline and tell me when the lag is back down.")
+    c.bash(
+        "gh workflow run deploy.yml -f ref=fix/consumer-lag -f env=prod && sleep 5 && gh run list --workflow deploy.yml -L 1",
+        "STATUS  TITLE                  WORKFLOW    BRANCH            EVENT              ID           ELAPSED  AGE\n"
+        "*       Deploy billing-service deploy.yml  fix/consumer-lag  workflow_dispatch  12118830457  4s       4s",
+    )
+    c.bash(
+        "gh run watch 12118830457 --exit-status | tail -2",
+        "✓ deploy / rollout in 3m12s\n✓ Run Deploy billing-service (12118830457) completed with 'success'",
+    )
+    c.bash(
+        "sleep 1200; kubectl -n billing exec kafka-tools -- kafka-consumer-groups.sh --bootstrap-server "
+        "kafka-0.kafka:9092 --describe --group billing-invoice-events | awk 'NR>2 {sum += $6} END {print sum}'",
+        "1204",
+    )
+    c.bash(
+        "kubectl -n billing logs deploy/billing-consumer --since=20m | grep -c 'Revoke previously assigned partitions'",
+        "0",
+    )
+    c.say(
+        "Deployed (run 12118830457). Twenty minutes later the total lag is down from 182,344 to 1,204 and there "
+        "has been no rebalance since the rollout."
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported that the invoice-events consumer of billing-service lags more and more in prod since a deploy. I found rebalances caused by a poll loop slower than max.poll.interval.ms, lowered max-poll-records and the tax client timeout, fixed a checkstyle failure, pushed, deployed and checked the lag.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why the billing-invoice-events consumer group falls behind in prod since yesterday's deploy and fix it, without changing the invoice-events topic's partition count (other teams consume it). Then deploy the fix to prod and report when the lag is back down.
+
+2. Key Technical Concepts:
+   - Kafka consumer group rebalances when poll() is not called within max.poll.interval.ms
+   - max-poll-records vs. processing time per record
+   - Spring Kafka consumer configuration in application.yml
+
+3. Files and Code Sections:
+   - src/main/resources/application.yml: consumer settings; max-poll-records lowered, max.poll.interval.ms (300000) left as is.
+   - src/main/java/com/acme/billing/tax/TaxClient.java: REQUEST_TIMEOUT lowered to 2 seconds at the user's request; removed an unused import.
+
+4. Errors and fixes:
+   - `mvn -q verify` failed on checkstyle after the edit; fixed by cleaning up the imports in TaxClient.java.
+
+5. Problem Solving:
+   The lag was about 180k messages, concentrated on one partition, with frequent rebalances in the logs ("consumer poll timeout has expired"). The cause is commit e07b1c4 (tax service called per invoice line), which made each record take ~700 ms, so a batch of 500 records needed ~350 s, over the 300 s interval. Chose fewer records per poll over a longer interval. After the deploy the lag dropped to near zero and there were no more rebalances.
+
+6. All user messages:
+   - "The invoice-events consumer in billing-service keeps falling behind in prod since yesterday's deploy, the lag just grows. Find out why and fix it. Don't touch the topic's partition count, three other teams consume invoice-events."
+   - Asked to lower the tax client's 10 second timeout to 2 seconds since the tax service's p99 is 400ms.
+   - "Deploy the branch to prod through the usual pipeline and tell me when the lag is back down."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Deployed fix/consumer-lag to prod and confirmed the lag recovered.
+
+9. Optional Next Step:
+   Ask the user whether to open a PR to merge fix/consumer-lag into main.
+"""
+    labels = [
+        Label("request", "keeps falling behind in prod since yesterday's deploy", dropped=False),
+        Label("constraint", "Don't touch the topic's partition count", dropped=False),
+        Label("measurement", "97120", dropped=True),  # one partition's lag, "concentrated on one partition"
+        Label("measurement", "182,344", dropped=False),  # "about 180k"
+        Label("measurement", "41 rebalances", dropped=True),  # in an hour, "frequent"
+        Label("identifier", "e07b1c4", dropped=False),
+        Label("identifier", "BILL-2231", dropped=True),  # the ticket of the commit that caused it
+        Label(
+            "decision", "because a longer interval also delays noticing a consumer that is really dead", dropped=True
+        ),
+        Label("edit", "max-poll-records: 50", dropped=True),  # the summary says "lowered", not to what
+        Label("edit", "Duration.ofSeconds(2)", dropped=False),  # "REQUEST_TIMEOUT lowered to 2 seconds"
+        Label("failed command", "mvn -q verify", dropped=False),
+        Label("error", "UnusedImports", dropped=False),  # "removed an unused import"
+        Label("identifier", "5c1e9a7", dropped=True),  # the fix's commit
+        Label("identifier", "12118830457", dropped=True),  # the deploy run
+        Label("measurement", "1204", dropped=True),  # the lag after, "near zero"
+        Label("file edited", "src/main/resources/application.yml", dropped=False),
+        Label("file edited", "TaxClient.java", dropped=False),
+        # noise
+        Label("name", "billing-consumer-7d9f6c8b4-x2kqp", dropped=False),
+        Label("name", "3f6c2a9e-8b1d-4c7e-9a52-0d4e6f1b7c33", dropped=False),
+        Label("name", "77b0d4e1-2c9a-4f3e-8d61-5a2b9c0e4f18", dropped=False),
+        Label("name", "c1e8f7a2-6d3b-4a90-b5e4-9f2d1c7a8e06", dropped=False),
+        Label("number", "Tests run: 214", dropped=False),
+        Label("number", "2 files changed", dropped=False),
+        Label("number", "01:12 min", dropped=False),
+        Label("number", "3m12s", dropped=False),
+        Label("path", "10.42.1.17", dropped=False),
+        Label("command", "git log --oneline -3", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def csv_culture() -> DevSession:
+    """C# and .NET 8: a CSV import test that fails only on new de-DE build agents (a decimal parsed
+    with the current culture), reproduced under `LANG`, fixed at each call site; `dotnet format`'s
+    complaint, a pipeline edit that pins the culture, tallies of `dotnet test` and a licence list.
+    Written and labelled before the rule ran on it (round 13)."""
+    c = Conversation("/home/jonas/invoicing", "fresh-csv-culture")
+    c.user(
+        "CsvImportTests fails on the new Azure DevOps agents (build 20931) but passes on my machine. Please fix it. "
+        "We must not add any NuGet package for this, legal has to approve every new one."
+    )
+    c.bash(
+        "dotnet test --nologo 2>&1 | tail -3",
+        "Passed!  - Failed:     0, Passed:   312, Skipped:     4, Total:   316, Duration: 7 s - "
+        "Acme.Invoicing.Tests.dll (net8.0)",
+    )
+    c.bash(
+        "az pipelines runs show --id 20931 --query '{result: result, agent: queue.pool.name}' -o tsv",
+        "failed\tLinux-Frankfurt-2026",
+    )
+    c.bash(
+        "az devops invoke --area build --resource logs --route-parameters project=invoicing buildId=20931 logId=14 "
+        "--api-version 7.1 -o json | jq -r '.value[]' | grep -B2 -A6 'Failed Acme'",
+        "  Passed Acme.Invoicing.Tests.CsvImportTests.Skips_header_row [3 ms]\n"
+        "  Passed Acme.Invoicing.Tests.CsvImportTests.Reads_currency_column [2 ms]\n"
+        "  Failed Acme.Invoicing.Tests.CsvImportTests.Parses_amount_with_decimal_point [12 ms]\n"
+        "  Error Message:\n"
+        "   Assert.Equal() Failure: Values differ\n"
+        "Expected: 1234.5\n"
+        "Actual:   12345\n"
+        "  Stack Trace:\n"
+        "     at Acme.Invoicing.Tests.CsvImportTests.Parses_amount_with_decimal_point() in "
+        "/agent/_work/1/s/tests/Acme.Invoicing.Tests/CsvImportTests.cs:line 58",
+    )
+    c.bash(
+        "az devops invoke --area build --resource logs --route-parameters project=invoicing buildId=20931 logId=3 "
+        "--api-version 7.1 -o json | jq -r '.value[]' | grep -E '^(LANG|LC_ALL)='",
+        "LANG=de_DE.UTF-8",
+    )
+    c.say(
+        "The new agents run with LANG=de_DE.UTF-8. In German the decimal separator is a comma and the dot is a "
+        'thousands separator, so "1234.5" parses as 12345. Let me reproduce it locally under that culture.'
+    )
+    c.bash(
+        "LANG=de_DE.UTF-8 dotnet test --nologo --filter CsvImportTests 2>&1 | tail -2",
+        "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12, Duration: 412 ms - "
+        "Acme.Invoicing.Tests.dll (net8.0)",
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/invoicing/src/Acme.Invoicing/Import/CsvInvoiceReader.cs"},
+        "    1\tusing System;\n    2\tusing System.Globalization;\n    3\tusing System.IO;\n    4\t\n"
+        "    5\tnamespace Acme.Invoicing.Import;\n    6\t\n"
+        "   40\t        var amount = decimal.Parse(fields[3]);\n"
+        "   41\t        var vatRate = decimal.Parse(fields[4]);\n",
+    )
+    c.bash(
+        "grep -rnE '(decimal|double|float)\\.Parse\\(' src/ | grep -v CultureInfo | wc -l",
+        "7",
+    )
+    c.bash(
+        "grep -rnE '(decimal|double|float)\\.Parse\\(' src/ | grep -v CultureInfo | cut -d: -f1 | sort -u",
+        "src/Acme.Invoicing/Import/CsvInvoiceReader.cs\nsrc/Acme.Invoicing/Import/BankStatementReader.cs\n"
+        "src/Acme.Invoicing/Pdf/AmountFormatter.cs",
+    )
+    c.say(
+        "7 parses use the current culture, in 3 files. The two readers parse files we receive, which are always "
+        "written with a dot, so they must use the invariant culture. AmountFormatter parses what the user typed "
+        "in their own locale, so it stays as it is. I'll pass CultureInfo.InvariantCulture at each reader call "
+        "site rather than set CultureInfo.DefaultThreadCurrentCulture at startup, because the PDF renderer "
+        "formats amounts in the customer's culture and would silently switch to invariant."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/invoicing/src/Acme.Invoicing/Import/CsvInvoiceReader.cs",
+            "old_string": "        var amount = decimal.Parse(fields[3]);\n        var vatRate = decimal.Parse(fields[4]);",
+            "new_string": "        var amount = decimal.Parse(fields[3], NumberStyles.Number, CultureInfo.InvariantCulture);\n"
+            "        var vatRate = decimal.Parse(fields[4], NumberStyles.Number, CultureInfo.InvariantCulture);",
+        },
+        "The file /home/jonas/invoicing/src/Acme.Invoicing/Import/CsvInvoiceReader.cs has been updated successfully.",
+    )
+    c.tool(
+        "MultiEdit",
+        {
+            "file_path": "/home/jonas/invoicing/src/Acme.Invoicing/Import/BankStatementReader.cs",
+            "edits": [
+                {
+                    "old_string": "decimal.Parse(cols[5])",
+                    "new_string": "decimal.Parse(cols[5], NumberStyles.Number, CultureInfo.InvariantCulture)",
+                },
+                {
+                    "old_string": "using System.IO;",
+                    "new_string": "using System.Globalization;\nusing System.IO;",
+                },
+            ],
+        },
+        "Applied 2 edits to /home/jonas/invoicing/src/Acme.Invoicing/Import/BankStatementReader.cs",
+    )
+    c.user(
+        "Good. Also make the pipeline run the tests under de-DE on purpose, so this can't sneak back in on "
+        "whatever agents we get next."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/jonas/invoicing/azure-pipelines.yml"},
+        "     1\ttrigger:\n     2\t  - main\n     3\tpool: Linux-Frankfurt-2026\n     4\tsteps:\n"
+        "     5\t  - script: dotnet build --configuration Release\n"
+        "     6\t  - script: dotnet test --no-build --configuration Release\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/jonas/invoicing/azure-pipelines.yml",
+            "old_string": "  - script: dotnet test --no-build --configuration Release\n",
+            "new_string": "  - script: dotnet test --no-build --configuration Release\n"
+            "    env:\n      LANG: de_DE.UTF-8\n      LC_ALL: de_DE.UTF-8\n",
+        },
+        "The file /home/jonas/invoicing/azure-pipelines.yml has been updated successfully.",
+    )
+    c.bash(
+        "dotnet format --verify-no-changes 2>&1 | tail -2",
+        "/home/jonas/invoicing/src/Acme.Invoicing/Import/BankStatementReader.cs(1,1): error IMPORTS: "
+        "Fix imports ordering. [/home/jonas/invoicing/src/Acme.Invoicing/Acme.Invoicing.csproj]",
+        error=True,
+    )
+    c.bash("dotnet format && dotnet format --verify-no-changes && echo clean", "clean")
+    c.bash(
+        "LANG=de_DE.UTF-8 dotnet test --nologo 2>&1 | tail -1",
+        "Passed!  - Failed:     0, Passed:   312, Skipped:     4, Total:   316, Duration: 8 s - "
+        "Acme.Invoicing.Tests.dll (net8.0)",
+    )
+    c.bash(
+        "dotnet list package --include-transitive | grep -c '>'",
+        "38",
+    )
+    c.bash(
+        "cat build/allowed-licenses.json",
+        '[\n  "MIT",\n  "Apache-2.0",\n  "BSD-2-Clause",\n  "BSD-3-Clause",\n  "MS-PL",\n  "ISC"\n]',
+    )
+    c.say("No package was added: the project still references the same 38 packages, all under the allowed licences.")
+    c.bash(
+        "git add -A && git commit -m 'import: parse amounts with the invariant culture; CI tests under de-DE'",
+        "[main 8e41b0d] import: parse amounts with the invariant culture; CI tests under de-DE\n"
+        " 3 files changed, 9 insertions(+), 3 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked me to fix CsvImportTests, which fails on the new Azure DevOps agents but passes locally, without adding NuGet packages. The agents run with a German locale; I fixed the culture-dependent parsing and made the pipeline test under de-DE.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the CsvImportTests failure on the new Azure DevOps agents (it passes locally). No new NuGet packages may be added (legal approves each one). Then make the pipeline run tests under de-DE deliberately so the bug cannot come back.
+
+2. Key Technical Concepts:
+   - .NET culture-sensitive number parsing (decimal.Parse uses the current culture)
+   - CultureInfo.InvariantCulture and NumberStyles
+   - Azure DevOps pipeline step environment variables
+
+3. Files and Code Sections:
+   - src/Acme.Invoicing/Import/CsvInvoiceReader.cs: amount and VAT rate now parsed with NumberStyles.Number and CultureInfo.InvariantCulture.
+   - src/Acme.Invoicing/Import/BankStatementReader.cs: same change, plus the System.Globalization using.
+   - src/Acme.Invoicing/Pdf/AmountFormatter.cs: left on the current culture on purpose (it parses user input in their locale).
+   - azure-pipelines.yml: the test step now sets a German locale.
+
+4. Errors and fixes:
+   - Parses_amount_with_decimal_point failed with 12345 instead of 1234.5 under de-DE: fixed with the invariant culture.
+   - dotnet format complained about using ordering: fixed by running dotnet format.
+
+5. Problem Solving:
+   The new agents have LANG=de_DE.UTF-8, where "." is a thousands separator. Reproduced locally with LANG=de_DE.UTF-8. Of the culture-dependent parse calls, only the two file readers need the invariant culture. The full suite passes under de-DE; no package was added.
+
+6. All user messages:
+   - "CsvImportTests fails on the new Azure DevOps agents (build 20931) but passes on my machine. Please fix it. We must not add any NuGet package for this, legal has to approve every new one."
+   - "Good. Also make the pipeline run the tests under de-DE on purpose, so this can't sneak back in on whatever agents we get next."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix and the pipeline change on main.
+
+9. Optional Next Step:
+   Push main and watch the next pipeline run on the Frankfurt agents.
+"""
+    labels = [
+        Label("request", "CsvImportTests fails on the new Azure DevOps agents", dropped=False),
+        Label("constraint", "We must not add any NuGet package for this", dropped=False),
+        Label("identifier", "20931", dropped=False),
+        Label("error", "Expected: 1234.5", dropped=False),
+        Label("measurement", "7 parses use the current culture", dropped=True),  # the summary says "the parse calls"
+        Label("decision", "because the PDF renderer formats amounts in the customer's culture", dropped=True),
+        Label("decision", "AmountFormatter parses what the user typed", dropped=False),
+        Label("edit", "CultureInfo.InvariantCulture", dropped=False),
+        Label("edit", "LC_ALL: de_DE.UTF-8", dropped=True),  # "sets a German locale": which variables, not said
+        Label("failed command", "dotnet format --verify-no-changes", dropped=False),
+        Label("failed command", "dotnet test --nologo --filter CsvImportTests", dropped=False),
+        Label("identifier", "8e41b0d", dropped=True),  # the commit
+        Label("measurement", "same 38 packages", dropped=True),  # what the project still references
+        Label("name", "Linux-Frankfurt-2026", dropped=False),  # "the Frankfurt agents"
+        Label("file edited", "azure-pipelines.yml", dropped=False),
+        Label("file edited", "BankStatementReader.cs", dropped=False),
+        Label("file read", "AmountFormatter.cs", dropped=False),
+        # noise
+        Label("number", "Passed:   312", dropped=False),
+        Label("number", "Total:    12", dropped=False),
+        Label("number", "3 files changed", dropped=False),
+        Label("name", "MS-PL", dropped=False),
+        Label("name", "BSD-2-Clause", dropped=False),
+        Label("name", "ISC", dropped=False),
+        Label("name", "Apache-2.0", dropped=False),
+        Label("command", "dotnet format && dotnet format --verify-no-changes", dropped=False),
+        Label("path", "CsvImportTests.cs:line 58", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def eu_timestamps() -> DevSession:
+    """Swift (SwiftPM and Xcode): an SDK decodes `createdAt` to nil for one region's orders, whose
+    timestamps carry fractional seconds; a decoding strategy with a fallback, SwiftLint, a licence
+    script that lists its allowed licences, a simulator that is not installed, and the share of a
+    sample the session counts. Written and labelled before the rule ran on it (round 13)."""
+    c = Conversation("/Users/mei/acme-sdk-swift", "fresh-eu-timestamps")
+    c.user(
+        "Order.createdAt comes back nil for every order from the EU region, US orders are fine. Fix the decoder "
+        "please. No new dependencies in the package, and it has to keep building for iOS 15."
+    )
+    c.bash(
+        "curl -s https://api.eu.acme.test/v2/orders/ord_8HkQ2 -H \"Authorization: Bearer $ACME_TOKEN\" | jq '.created_at'",
+        '"2026-11-28T09:14:03.512+01:00"',
+    )
+    c.bash(
+        "curl -s https://api.us.acme.test/v2/orders/ord_3JxM9 -H \"Authorization: Bearer $ACME_TOKEN\" | jq '.created_at'",
+        '"2026-11-28T08:14:03Z"',
+    )
+    c.say(
+        "The EU region sends milliseconds (`.512`) and an offset, the US region whole seconds in UTC. An "
+        "`ISO8601DateFormatter` with only `.withInternetDateTime` rejects fractional seconds, so decoding "
+        "yields nil."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift"},
+        "     1\timport Foundation\n     2\t\n     3\textension JSONDecoder {\n"
+        "     4\t    static let acme: JSONDecoder = {\n     5\t        let decoder = JSONDecoder()\n"
+        "     6\t        let formatter = ISO8601DateFormatter()\n"
+        "     7\t        formatter.formatOptions = [.withInternetDateTime]\n"
+        "     8\t        decoder.dateDecodingStrategy = .custom { decoder in\n"
+        "     9\t            let string = try decoder.singleValueContainer().decode(String.self)\n"
+        "    10\t            return formatter.date(from: string) ?? .distantPast\n"
+        "    11\t        }\n    12\t        return decoder\n    13\t    }()\n    14\t}\n",
+    )
+    c.say(
+        "Here is the plan:\n```swift\nlet fractional = ISO8601DateFormatter()\n"
+        "fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]\n```\n"
+        "I'll try the fractional formatter first and fall back to the plain one, rather than one DateFormatter "
+        "with a fixed pattern, because the US region still sends timestamps without fractions and a fixed "
+        "pattern would break them instead."
+    )
+    c.bash(
+        "swift test --filter OrderDecodingTests 2>&1 | tail -4",
+        "Test Case '-[AcmeSDKTests.OrderDecodingTests testDecodesEUTimestamp]' started.\n"
+        "/Users/mei/acme-sdk-swift/Tests/AcmeSDKTests/OrderDecodingTests.swift:42: error: "
+        "-[AcmeSDKTests.OrderDecodingTests testDecodesEUTimestamp] : XCTAssertNotNil failed\n"
+        "Test Case '-[AcmeSDKTests.OrderDecodingTests testDecodesEUTimestamp]' failed (0.004 seconds).\n"
+        "Executed 3 tests, with 1 failure (0 unexpected) in 0.006 (0.007) seconds",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift",
+            "old_string": "        let formatter = ISO8601DateFormatter()\n"
+            "        formatter.formatOptions = [.withInternetDateTime]\n"
+            "        decoder.dateDecodingStrategy = .custom { decoder in\n"
+            "            let string = try decoder.singleValueContainer().decode(String.self)\n"
+            "            return formatter.date(from: string) ?? .distantPast\n",
+            "new_string": "        let plain = ISO8601DateFormatter()\n"
+            "        let fractional = ISO8601DateFormatter()\n"
+            "        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]\n"
+            "        decoder.dateDecodingStrategy = .custom { decoder in\n"
+            "            let container = try decoder.singleValueContainer()\n"
+            "            let string = try container.decode(String.self)\n"
+            "            if let date = fractional.date(from: string) ?? plain.date(from: string) { return date }\n"
+            '            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Unrecognised date: \\(string)")\n',
+        },
+        "The file /Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift has been updated successfully.",
+    )
+    c.user(
+        "Throwing is right, .distantPast was hiding this for months. How many EU orders actually have "
+        "fractional seconds? I want to know if it was all of them."
+    )
+    c.bash(
+        "jq '[.[] | select(.created_at | test(\"\\\\.[0-9]+\"))] | length' fixtures/eu_orders_sample.json && "
+        "jq 'length' fixtures/eu_orders_sample.json",
+        "2318\n2400",
+    )
+    c.say(
+        "2,318 of the 2,400 orders in the EU sample have fractional seconds; the other 82 happen to fall on a "
+        "whole second and are printed without them, so they decoded correctly all along."
+    )
+    c.bash(
+        "swift test 2>&1 | tail -1",
+        "Executed 148 tests, with 0 failures (0 unexpected) in 2.311 (2.340) seconds",
+    )
+    c.bash(
+        "swiftlint lint --quiet Sources/",
+        "/Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift:13:1: warning: Line Length "
+        "Violation: Line should be 120 characters or less; currently it has 131 characters (line_length)",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift",
+            "old_string": '            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Unrecognised date: \\(string)")\n',
+            "new_string": "            throw DecodingError.dataCorruptedError(\n"
+            '                in: container, debugDescription: "Unrecognised date: \\(string)")\n',
+        },
+        "The file /Users/mei/acme-sdk-swift/Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift has been updated successfully.",
+    )
+    c.bash(
+        "swiftlint lint Sources/ 2>&1 | tail -1",
+        "Done linting! Found 0 violations, 0 serious in 87 files.",
+    )
+    c.bash(
+        "xcodebuild -scheme AcmeSDK -destination 'platform=iOS Simulator,name=iPhone 15,OS=15.5' build 2>&1 | tail -3",
+        "xcodebuild: error: Unable to find a destination matching the provided destination specifier:\n"
+        "\t\t{ platform:iOS Simulator, OS:15.5, name:iPhone 15 }\n"
+        '\tIneligible destinations for the "AcmeSDK" scheme:',
+        error=True,
+    )
+    c.bash(
+        "xcrun simctl list runtimes | grep iOS",
+        "iOS 17.5 (17.5 - 21F79) - com.apple.CoreSimulator.SimRuntime.iOS-17-5\n"
+        "iOS 18.1 (18.1 - 22B81) - com.apple.CoreSimulator.SimRuntime.iOS-18-1",
+    )
+    c.say(
+        "No iOS 15 simulator runtime is installed, so I'll check the deployment target by building for a generic "
+        "device with IPHONEOS_DEPLOYMENT_TARGET=15.0 instead."
+    )
+    c.bash(
+        "xcodebuild -scheme AcmeSDK -destination 'generic/platform=iOS' IPHONEOS_DEPLOYMENT_TARGET=15.0 build "
+        "2>&1 | tail -1",
+        "** BUILD SUCCEEDED **",
+    )
+    c.bash(
+        "./scripts/check-licenses.sh",
+        "allowed licences: MIT, Apache-2.0, BSD-2-Clause, BSD-3-Clause, ISC, Zlib\n"
+        "swift-log 1.6.1           Apache-2.0  ok\n"
+        "swift-collections 1.1.4   Apache-2.0  ok\n"
+        "swift-http-types 1.3.0    Apache-2.0  ok\n"
+        "3 dependencies, 0 violations",
+    )
+    c.bash(
+        "git add -A && git commit -m 'Decode EU timestamps with fractional seconds; throw on unknown dates'",
+        "[fix/eu-timestamps 3d9a7c2] Decode EU timestamps with fractional seconds; throw on unknown dates\n"
+        " 2 files changed, 24 insertions(+), 4 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported that Order.createdAt decodes to nil for EU orders. I found that the EU API sends fractional seconds, changed the SDK's date decoding strategy, checked SwiftLint, the iOS 15 build and the licences, and committed.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the decoder so Order.createdAt is no longer nil for EU-region orders (US orders are fine). Constraints: no new dependencies in the package, and it must keep building for iOS 15. Later the user asked how many EU orders actually carry fractional seconds.
+
+2. Key Technical Concepts:
+   - ISO8601DateFormatter and .withFractionalSeconds
+   - JSONDecoder custom dateDecodingStrategy
+   - Swift Package Manager, SwiftLint, xcodebuild deployment targets
+
+3. Files and Code Sections:
+   - Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift: the custom strategy now tries a formatter with [.withInternetDateTime, .withFractionalSeconds] first, then a plain ISO8601DateFormatter, and throws DecodingError.dataCorruptedError for an unrecognised date instead of returning .distantPast.
+   - Tests/AcmeSDKTests/OrderDecodingTests.swift: testDecodesEUTimestamp failed before the fix.
+
+4. Errors and fixes:
+   - testDecodesEUTimestamp failed (XCTAssertNotNil) before the fix; passes now.
+   - SwiftLint line_length warning on the new throw: wrapped the line.
+   - The iPhone 15 / iOS 15.5 simulator destination does not exist on this machine: built for generic/platform=iOS with IPHONEOS_DEPLOYMENT_TARGET=15.0 instead, which succeeded.
+
+5. Problem Solving:
+   EU timestamps look like "2026-11-28T09:14:03.512+01:00", US ones "2026-11-28T08:14:03Z". Trying the fractional formatter first with a fallback keeps both working. Nearly all EU orders in the sample carry fractional seconds; the few without happen to fall on a whole second. All 148 tests pass, SwiftLint is clean, and the dependency licences check passes with no new dependencies.
+
+6. All user messages:
+   - "Order.createdAt comes back nil for every order from the EU region, US orders are fine. Fix the decoder please. No new dependencies in the package, and it has to keep building for iOS 15."
+   - "Throwing is right, .distantPast was hiding this for months. How many EU orders actually have fractional seconds? I want to know if it was all of them."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the decoder fix on the fix/eu-timestamps branch.
+
+9. Optional Next Step:
+   Open a PR for fix/eu-timestamps.
+"""
+    labels = [
+        Label("request", "Order.createdAt comes back nil for every order from the EU region", dropped=False),
+        Label("constraint", "No new dependencies in the package", dropped=False),
+        Label("constraint", "it has to keep building for iOS 15", dropped=False),
+        Label("measurement", "2318", dropped=True),  # the answer to the user's question, "nearly all"
+        Label("decision", "a fixed pattern would break them instead", dropped=False),  # "keeps both working"
+        Label("edit", ".withFractionalSeconds", dropped=False),
+        Label("edit", "Unrecognised date", dropped=True),  # the error's text the edit set
+        Label("failed command", "swift test --filter OrderDecodingTests", dropped=False),
+        Label("failed command", "name=iPhone 15,OS=15.5", dropped=False),
+        Label("identifier", "3d9a7c2", dropped=True),  # the commit
+        Label("url", "https://api.eu.acme.test/v2/orders/ord_8HkQ2", dropped=True),
+        Label("file edited", "Sources/AcmeSDK/Decoding/JSONDecoder+Acme.swift", dropped=False),
+        # noise
+        Label("number", "Executed 148 tests", dropped=False),
+        Label("number", "Found 0 violations", dropped=False),
+        Label("number", "2 files changed", dropped=False),
+        Label("name", "Zlib", dropped=False),
+        Label("name", "swift-log 1.6.1", dropped=False),
+        Label("name", "swift-collections 1.1.4", dropped=False),
+        Label("name", "3 dependencies, 0 violations", dropped=False),
+        Label("command", "xcrun simctl list runtimes", dropped=False),
+        Label("name", "22B81", dropped=False),
+        Label("path", "OrderDecodingTests.swift:42", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -7396,4 +8072,7 @@ SESSIONS = (
     gateway_heap,
     login_redirect,
     payout_currency,
+    kafka_lag,
+    csv_culture,
+    eu_timestamps,
 )
