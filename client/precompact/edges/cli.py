@@ -1077,7 +1077,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
 )
 @_json_option("The savepoint, its checks and what it holds")
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, signer, as_json) -> None:
-    """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
+    """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check
+    fails, 4 if no root vouches for it, 3 while a hook's save is queued, not written yet)."""
     from precompact import api
 
     if instance and from_instance:
@@ -1111,6 +1112,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         sys.exit(EXIT_FAILED)
     if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
         sys.exit(EXIT_NOT_VERIFIED)
+    if found.queued:  # a later savepoint may be only a queue entry: `flush` writes it (NOT THE LATEST, `queued`)
+        sys.exit(EXIT_LAYER_PENDING)
 
 
 def _resurrected(
