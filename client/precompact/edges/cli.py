@@ -585,7 +585,7 @@ def flush(instance, as_json) -> None:
         )
     # An entry that failed fails again until the user fixes what its line names; one the index
     # lock kept waiting is queued, as a push is.
-    if outcome.foreign_branch or outcome.unvouched or queue.failed:
+    if outcome.foreign_branch or outcome.unvouched or queue.failed or layers["layer_3"]["state"] == LAYER_FAILED:
         sys.exit(EXIT_FAILED)
     if still_queued:
         sys.exit(EXIT_LAYER_PENDING)
@@ -594,11 +594,13 @@ def flush(instance, as_json) -> None:
     sys.exit(EXIT_LAYER_PENDING if pending else EXIT_DONE)
 
 
-LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING = "done", "queued", "off", "waiting"
+LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING, LAYER_FAILED = "done", "queued", "off", "waiting", "failed"
 
 
 def _report(loaded: configuration.Config, outcome) -> dict:
     """Says where Layers 2 and 3 stand after a flush; the same as JSON."""
+    from precompact.verifier import verdicts
+
     layers = {}
     for layer, enabled, problems in (
         (2, loaded.git_layer, outcome.layer_2_problems),
@@ -619,8 +621,20 @@ def _report(loaded: configuration.Config, outcome) -> dict:
             said = outcome.unvouched or outcome.foreign_branch
             _say(f"✗ Layer {layer}: {said}")
             state, problem = LAYER_DONE, said
+        elif layer == 3 and outcome.layer_3_read is not None and outcome.layer_3_read.status != verdicts.VERIFIED:
+            # Nothing to post, and the record read now does not hold what the index says: the
+            # verifier's verdict, as `verify` gives it.
+            read = outcome.layer_3_read
+            if read.status == verdicts.FAILED:
+                _say(f"✗ Layer 3: {read.detail}")
+                state = LAYER_FAILED
+            else:
+                _say(f"… Layer 3: {read.status}: {read.detail}")
+                state = LAYER_QUEUED
+            problem = read.detail
         else:
-            _say(f"✓ Layer {layer}: up to date")
+            read_now = f": {outcome.layer_3_read.detail}" if layer == 3 and outcome.layer_3_read is not None else ""
+            _say(f"✓ Layer {layer}: up to date{read_now}")
             state, problem = LAYER_DONE, None
         layers[f"layer_{layer}"] = {"state": state, "problem": problem}
     return layers
