@@ -43,7 +43,7 @@ Exit codes (the same for every command):
   {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
      `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
   {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
-     does not hold every savepoint, or it could not be checked (verify)
+     does not hold every savepoint, or it could not be checked (verify, verify-bundle)
   {EXIT_NOTHING_NEW}  nothing new: the session said nothing since its latest savepoint, so
      none was made (savepoint; --force makes one)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
@@ -987,7 +987,7 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
-    ledgers = _ledger_verdicts(loaded) if ledger and not (report.ok and report.unvouched) else []
+    ledgers = _ledger_verdicts(loaded, report.records) if ledger and not (report.ok and report.unvouched) else []
     verified = verdict.status == verdicts.VERIFIED and all(v["status"] == verdicts.VERIFIED for v in ledgers)
     if as_json:
         findings = {
@@ -1023,13 +1023,14 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         sys.exit(EXIT_NOT_VERIFIED)
 
 
-def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
-    """Each instance's ledger verdict (`precompact verify --ledger`), said and returned."""
+def _ledger_verdicts(loaded: configuration.Config, records: dict[str, int]) -> list[dict]:
+    """Each instance's ledger verdict (`precompact verify --ledger`), held to the records the
+    same run read (`records`), said and returned."""
     from precompact import api
     from precompact.verifier import verdicts
 
     found = []
-    for instance, verdict in api.ledgers(loaded):
+    for instance, verdict in api.ledgers(loaded, records):
         findings = [str(f) for f in verdict.findings]
         warnings = [str(w) for w in verdict.warnings]
         found.append(
@@ -1287,7 +1288,9 @@ def prove(sequence, output, with_snapshot, instance, as_json) -> None:
 )
 @_json_option("The verdict")
 def verify_bundle(file, snapshot, cluster, authority, program_id, as_json) -> None:
-    """Check a proof bundle offline against the authority you pin; exit 1 naming the first broken link."""
+    """Check a proof bundle offline against the authority you pin; exit 1 naming the first broken
+    link, 4 when it could not be checked (no authority pinned, the cluster unreachable, a
+    transaction not finalized yet)."""
     from precompact import api
     from precompact.verifier import verdicts
 
@@ -1303,8 +1306,10 @@ def verify_bundle(file, snapshot, cluster, authority, program_id, as_json) -> No
         _say(f"✗ not verified: {verdict.detail}")
     if as_json:
         _emit(dataclasses.asdict(verdict))
-    if verdict.status != verdicts.VERIFIED:
+    if verdict.status == verdicts.FAILED:
         sys.exit(EXIT_FAILED)
+    if verdict.status != verdicts.VERIFIED:
+        sys.exit(EXIT_NOT_VERIFIED)
 
 
 @main.command()
