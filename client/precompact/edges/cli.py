@@ -41,7 +41,8 @@ Exit codes (the same for every command):
   {EXIT_FAILED}  failed: a check failed, or an error (its one line names the fix)
   {EXIT_USAGE}  usage: a wrong option or argument
   {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
-     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
+     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint);
+     a hook's save is queued, not written yet (resurrect)
   {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
      does not hold every savepoint, or it could not be checked (verify, verify-bundle)
   {EXIT_NOTHING_NEW}  nothing new: the session said nothing since its latest savepoint, so
