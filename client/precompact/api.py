@@ -377,12 +377,13 @@ def verify_file(config: Config, path: Path) -> Report:
     return verification.verify_file(config, path)
 
 
-def ledgers(config: Config) -> list[tuple[str, Ledger]]:
+def ledgers(config: Config, records: dict[str, int]) -> list[tuple[str, Ledger]]:
     """Each instance's ledger verdict (the configured one first): the record's whole history is
-    exactly savepoints 1..N, written by no one else (ops.inspection)."""
+    exactly savepoints 1..N, written by no one else, up to the savepoint each record holds as
+    `verify` read it in the same run (`records`, by instance: Report.records) (ops.inspection)."""
     from precompact.ops import inspection
 
-    return inspection.ledgers(config)
+    return inspection.ledgers(config, records)
 
 
 def prove(config: Config, sequence: int, with_snapshot: bool = False) -> dict:

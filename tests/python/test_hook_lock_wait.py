@@ -420,3 +420,46 @@ def test_flush_while_a_savepoint_a_hook_queued_is_not_written_says_queued_and_ex
     assert again.exit_code == 0 and "✓ Layer 2: up to date" in again.output, again.output
     assert queue_entries(project) == []
     assert [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"]
+
+
+def test_resurrect_while_a_later_savepoint_is_queued_says_so_and_is_not_ready(tmp_path):
+    """review12a F4: savepoint 1 written, savepoint 2 of the same session only a queue entry (the
+    index busy at PreCompact, its worker gone): `resurrect` restored 1 and said "Gap: 0 later
+    savepoints (continuous)", "Ready to resume work", exit 0, while `verify` said the queue (exit
+    4). It says what is queued in the report and `--json`, and exits 3 until `flush` writes it."""
+    from precompact.config import settings as configuration
+    from precompact.local import snapshot
+    from precompact.ops import compaction
+
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path)
+    made = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--session-id", "s-gap")
+    assert made.returncode == 3, made.stdout + made.stderr  # Layers 2 and 3 off
+    generate(transcript.path, 16_000, project=project.path)  # the session goes on, then compacts
+    session = snapshot.Session(
+        session_id="s-gap", transcript_path=str(transcript.path), cwd=str(project.path), trigger="auto"
+    )
+    snapshot.queue(compaction.layer_1(configuration.load(project.path)), session)
+    said = (
+        "1 savepoint(s) queued by a hook (the index was busy) and not written yet (logs/precompact-queue/): "
+        "run `precompact flush`"
+    )
+    reported = precompact(project.path, "resurrect")
+    assert reported.returncode == 3, reported.stdout + reported.stderr
+    assert f"Gap: 0 later savepoints written; {said}" in reported.stdout, reported.stdout
+    assert "continuous" not in reported.stdout and "Ready to resume work" not in reported.stdout, reported.stdout
+    assert "NOT THE LATEST: what a hook queued is not written yet" in reported.stdout, reported.stdout
+    as_json = precompact(project.path, "resurrect", "--json")
+    assert as_json.returncode == 3, as_json.stderr
+    answer = json.loads(as_json.stdout)
+    assert (answer["sequence"], answer["later_savepoints"], answer["queued"]) == (1, 0, said), answer
+    assert precompact(project.path, "verify").returncode == 4, "the verdict resurrect now agrees with"
+    assert precompact(project.path, "flush").returncode == 0
+    assert [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1, 2]
+    after = precompact(project.path, "resurrect")
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert "Last savepoint: #2" in after.stdout and "Gap: 0 later savepoints (continuous)" in after.stdout
+    assert (
+        "Ready to resume work." in after.stdout
+        and json.loads(precompact(project.path, "resurrect", "--json").stdout)["queued"] is None
+    )

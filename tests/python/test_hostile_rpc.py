@@ -264,3 +264,43 @@ def test_an_endpoint_the_index_names_is_shown_by_its_host_alone():
         confirmed_by(None)
         == "confirmed at slot 7 (by an RPC endpoint the index does not name) per the index, not re-read"
     )
+
+
+def test_flush_with_nothing_to_post_says_up_to_date_only_of_the_record_it_read(tmp_path, echoing):
+    """review12b F6: with every savepoint confirmed, `flush` said "✓ Layer 3: up to date" (exit 0,
+    state done) reading nothing, while the record was gone and `verify` failed it. It reads the
+    record once: ✓ only when it holds the index's last savepoint, naming whose word that is; the
+    record gone is ✗ as `verify` says it (exit 1, state failed); a cluster that does not answer is
+    not checked (exit 3, state queued); `inspect` then names `verify`, not a flush that posts nothing."""
+    project, _ = saved_through(tmp_path, echoing)
+    address = str(chain.record_address(project.authority().pubkey(), chain.instance_id(INSTANCE))[0])
+
+    done = precompact(project.path, "flush")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        f"✓ Layer 3: up to date: nothing to post; the record read now holds savepoint 1 as this machine's index "
+        f"states it (record {address}, savepoint 1, slot {SLOT}, signature valid, as reported by RPC {echoing.url}"
+    ) in done.stdout, done.stdout
+
+    echoing.accounts.clear()  # closed, a cluster reset, or another cluster behind the same URL
+    gone = precompact(project.path, "flush", "--json")
+    assert gone.returncode == 1, gone.stdout + gone.stderr
+    layer_3 = json.loads(gone.stdout)["layer_3"]
+    missing = f"savepoint 1 was confirmed on chain, but there is no record of {INSTANCE} at {address} on {echoing.url}"
+    assert layer_3["state"] == "failed" and layer_3["problem"].startswith(missing), layer_3
+    said = precompact(project.path, "flush")
+    assert said.returncode == 1 and f"✗ Layer 3: {missing}" in said.stdout, said.stdout
+    assert "up to date" not in said.stdout.split("Layer 3")[1], said.stdout
+    verified = precompact(project.path, "verify")
+    assert verified.returncode == 1 and missing in verified.stdout, "flush and verify say the same"
+    inspected = precompact(project.path, "inspect")
+    assert inspected.returncode == 1
+    assert "though this machine's index marks savepoint 1 confirmed there" in inspected.stderr, inspected.stderr
+    assert "`precompact verify`" in inspected.stderr and "run `precompact flush`" not in inspected.stderr
+
+    unreachable = precompact(project.path, "flush", "--json", cluster="http://127.0.0.1:9")
+    assert unreachable.returncode == 3, unreachable.stdout + unreachable.stderr
+    layer_3 = json.loads(unreachable.stdout)["layer_3"]
+    assert layer_3["state"] == "queued" and "unreachable" in layer_3["problem"], layer_3
+    shown = precompact(project.path, "flush", cluster="http://127.0.0.1:9")
+    assert shown.returncode == 3 and "… Layer 3: not verified: " in shown.stdout and "✓ Layer 3" not in shown.stdout

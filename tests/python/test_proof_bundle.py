@@ -12,13 +12,14 @@ import importlib.util
 import json
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from click.testing import Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from solders.hash import Hash
@@ -32,6 +33,7 @@ from precompact.local import savepoint_log
 from precompact.proof import bundle, history, ledger, transaction
 from precompact.verifier import signed, verdicts
 from support.commands import INSTANCE, invoke, statuses
+from support.json_rpc import JsonRpcServer
 from support.localnet import REPO, LocalnetProcess
 from support.projects import fund
 
@@ -318,7 +320,43 @@ def test_the_cluster_confirms_each_transaction_and_its_slot_and_time(lineage, tm
         verdict = bundle.check(document, cluster=node.url, authority=authority)
         assert verdict.status == verdicts.FAILED and (verdict.sequence, verdict.layer) == (2, "ledger"), verdict
     result = verify_bundle(path, "--cluster", "http://127.0.0.1:9")
-    assert result.exit_code == 1 and "✗ not verified: ledger inclusion not checked" in result.output
+    assert result.exit_code == 4 and "✗ not verified: ledger inclusion not checked" in result.output
+
+
+def test_verify_bundle_exits_4_for_what_it_could_not_check_and_1_for_what_failed(lineage, tmp_path):
+    """review12b (lesser): `verify-bundle` exited 1 for "not verified" (a cluster that does not
+    answer, a transaction not finalized yet), the code of a forged bundle, so a script could not
+    tell a network blip from a forgery; `--help` says 4 is "not verified", as `verify` exits."""
+    node, _, _, written, authority = lineage
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(written))
+    pins = ("--authority", authority, "--program-id", str(chain.PROGRAM_ID))
+
+    def statuses_as(status: str | None):
+        def rewrite(result: dict) -> dict:
+            result["value"] = [None if status is None else {**v, "confirmationStatus": status} for v in result["value"]]
+            return result
+
+        return rewrite
+
+    with Rewriting(node.url, "getSignatureStatuses", statuses_as("confirmed")) as proxy:
+        pending = verify_bundle(path, "--cluster", proxy.url, *pins, "--json")
+    assert pending.exit_code == 4, pending.output
+    assert json.loads(pending.stdout)["status"] == verdicts.NOT_VERIFIED
+    assert "is 'confirmed', not yet finalized" in json.loads(pending.stdout)["detail"]
+    assert verify_bundle(path, "--cluster", "http://127.0.0.1:9", *pins).exit_code == 4
+    with Rewriting(node.url, "getSignatureStatuses", statuses_as(None)) as proxy:
+        missing = verify_bundle(path, "--cluster", proxy.url, *pins)
+    assert (
+        missing.exit_code == 1
+        and "[ledger]: transaction" in missing.output
+        and "is not in the ledger of" in missing.output
+    )
+    forged = copy.deepcopy(written)
+    forged["chain"][0]["snapshot_hash"] = "00" * 32
+    path.write_text(json.dumps(forged))
+    failed = verify_bundle(path, *pins)
+    assert failed.exit_code == 1 and "✗ first broken link: savepoint" in failed.output, failed.output
 
 
 # --- the ledger's whole history ----------------------------------------------------------------
@@ -340,7 +378,10 @@ def send(url: str, signer: Keypair, instructions) -> str:
     raise AssertionError(f"{signature} not confirmed")
 
 
-def verify_ledger():
+HISTORY = "getSignaturesForAddress"
+
+
+def verify_ledger() -> Result:
     return invoke("verify", "--ledger")
 
 
@@ -399,56 +440,90 @@ def test_a_close_and_re_initialise_is_named_even_when_the_record_looks_the_same_
     assert "(gap)" not in result.output
 
 
-class DroppingProxy:
-    """A JSON-RPC endpoint in front of the localnet whose history leaves out one signature, as
-    an endpoint that lost (or hides) a transaction would."""
+class Rewriting:
+    """A JSON-RPC endpoint on 127.0.0.1 in front of the localnet whose answers to `method` pass
+    through `rewrite`: what an endpoint that lost, hides or keeps no long history answers."""
 
-    def __init__(self, upstream: str, hidden: str):
-        proxy = self
+    def __init__(self, upstream: str, method: str, rewrite: Callable[[Any], Any]):
+        def respond(body: bytes) -> dict:
+            answer = httpx.post(upstream, content=body, headers={"Content-Type": "application/json"}, timeout=10).json()
+            if json.loads(body).get("method") == method and "result" in answer:
+                answer["result"] = rewrite(answer["result"])
+            return answer
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                answer = httpx.post(upstream, json=request, timeout=10).json()
-                if request["method"] == "getSignaturesForAddress":
-                    answer["result"] = [e for e in answer["result"] if e["signature"] != proxy.hidden]
-                body = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.hidden = hidden
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.endpoint = JsonRpcServer(respond)
+        self.url = self.endpoint.url
 
     def __enter__(self):
-        self.thread.start()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self.endpoint.stop()
+
+
+def without(signature: str) -> Callable[[list], list]:
+    """The history as an endpoint that lost (or hides) one transaction gives it."""
+    return lambda history: [e for e in history if e["signature"] != signature]
 
 
 def test_a_gap_in_the_history_is_named(localnet, monkeypatch, tmp_path):
     project, authority = start_project(tmp_path, monkeypatch, localnet.url)
     mine = savepoint_log.savepoints(project / "logs", INSTANCE)
     roots = verdicts.Roots(chain.PROGRAM_ID, authority.pubkey(), INSTANCE)
-    with DroppingProxy(localnet.url, str(mine[1].chain_signature)) as proxy:
+    with Rewriting(localnet.url, HISTORY, without(str(mine[1].chain_signature))) as proxy:
         verdict = ledger.check(roots, rpc.Cluster(proxy.url, timeout=10), mine)
     assert verdict.status == verdicts.FAILED
     assert str(verdict.findings[0]).startswith("savepoint 3, slot")
     assert "follows savepoint 1: savepoint(s) 2..2 have no transaction in this history (gap)" in verdict.detail
-    with DroppingProxy(localnet.url, str(mine[2].chain_signature)) as proxy:
+    # The last one missing: the history ends short of what was confirmed, which the endpoint's
+    # history being incomplete explains as well as a hidden write (review12b F5): not verified.
+    with Rewriting(localnet.url, HISTORY, without(str(mine[2].chain_signature))) as proxy:
         verdict = ledger.check(roots, rpc.Cluster(proxy.url, timeout=10), mine)
-    assert verdict.status == verdicts.FAILED and "wrote savepoints 3..3 (gap)" in verdict.detail, verdict
+    assert verdict.status == verdicts.NOT_VERIFIED, verdict
+    assert (
+        "this machine's index records savepoint 3 confirmed there, but its history" in verdict.detail
+        and "which wrote savepoints up to 2 only: savepoint(s) 3..3 have no transaction in it" in verdict.detail
+    ), verdict
+
+
+def test_a_history_short_of_the_record_is_never_verified_on_either_machine(localnet, monkeypatch, tmp_path):
+    """review12b F5: on a machine whose index records no confirmation (a second machine after
+    `restore`, which brings none back), an endpoint that returns no history passed the ledger:
+    "✓ ledger verified: 0 transaction(s) … one initialize, then savepoints 1..0", exit 0, while the
+    same run read the record at savepoint 3. The walk is held to the record read in the run: a
+    history empty, cut at its start or at its end is not verified (exit 4) on either machine."""
+    project, authority = start_project(tmp_path, monkeypatch, localnet.url)
+    address = chain.record_address(authority.pubkey(), chain.instance_id(INSTANCE))[0]
+    held = f"the record at {address} holds savepoint {SAVEPOINTS} (read and its signature checked in this run)"
+    cuts = {
+        "empty": (lambda history: [], "holds 0 transaction(s), which wrote no savepoint: savepoint(s) 1..3"),
+        "its start": (lambda history: history[:1], "beginning at savepoint 3 with no initialize before it"),
+        "its end": (lambda history: history[1:], "which wrote savepoints up to 2 only: savepoint(s) 3..3"),
+    }
+
+    def ledger_through(rewrite) -> Result:
+        with Rewriting(localnet.url, HISTORY, rewrite) as proxy:
+            monkeypatch.setenv("PRECOMPACT_CLUSTER", proxy.url)
+            try:
+                return verify_ledger()
+            finally:
+                monkeypatch.delenv("PRECOMPACT_CLUSTER")
+
+    for cut, (rewrite, said) in cuts.items():
+        result = ledger_through(rewrite)
+        assert result.exit_code == 4 and "✓ ledger" not in result.output, (cut, result.output)
+        assert f"✗ ledger not verified: {INSTANCE}: " in result.output and said in result.output, (cut, result.output)
+        assert "the endpoint's history of the record is incomplete" in result.output, (cut, result.output)
+    assert held in ledger_through(cuts["its end"][0]).output
+    # The second machine: its index records no confirmation; the record read is the floor.
+    index = project / "logs" / "precompact-savepoint.jsonl"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(line for line in lines if json.loads(line)["event"] != "LAYER_3_CONFIRMED"))
+    assert savepoint_log.highest_confirmed(savepoint_log.savepoints(project / "logs")) == 0
+    empty = ledger_through(cuts["empty"][0])
+    assert empty.exit_code == 4 and held in empty.output and "✓ ledger" not in empty.output, empty.output
+    honest = verify_ledger()
+    assert honest.exit_code == 0 and f"savepoints 1..{SAVEPOINTS} in order" in honest.output, honest.output
 
 
 @pytest.mark.parametrize("chain_layer", [False, True])
@@ -659,8 +734,8 @@ def test_a_compact_u16_alias_is_refused_by_both_verifiers(lineage, alias):
 def test_a_bundle_is_verified_only_for_the_authority_and_program_its_reader_pins(lineage, tmp_path, monkeypatch):
     """docs/proof-bundle.md: a bundle proves its savepoint "to someone who trusts only the
     authority's public key": it names its own keys, so anyone's key and instance name make a
-    bundle whose every signature checks. Outside a project nothing is pinned: no ✓, exit 1, the
-    signer named; a wrong key or program is FAILED; the pinned ones are named in the ✓."""
+    bundle whose every signature checks. Outside a project nothing is pinned: no ✓, exit 4 (not
+    verified), the signer named; a wrong key or program is FAILED; the pinned ones are named in the ✓."""
     _, _, _, written, authority = lineage
     path = tmp_path / "bundle.json"
     path.write_text(json.dumps(written))
@@ -669,7 +744,7 @@ def test_a_bundle_is_verified_only_for_the_authority_and_program_its_reader_pins
     monkeypatch.chdir(outside)
     stranger, program = str(Keypair().pubkey()), str(chain.PROGRAM_ID)
     unpinned = verify_bundle(path)
-    assert unpinned.exit_code == 1 and "✓" not in unpinned.output, unpinned.output
+    assert unpinned.exit_code == 4 and "✓" not in unpinned.output, unpinned.output
     assert (
         f"signed by {authority}, which you did not pin: pass --authority {authority} if you trust it" in unpinned.output
     )

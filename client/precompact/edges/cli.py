@@ -41,9 +41,10 @@ Exit codes (the same for every command):
   {EXIT_FAILED}  failed: a check failed, or an error (its one line names the fix)
   {EXIT_USAGE}  usage: a wrong option or argument
   {EXIT_LAYER_PENDING}  saved, but not on every layer: Layer 2 or 3 is queued for
-     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint)
+     `precompact flush` (savepoint, flush) or off in .precompact.toml (savepoint);
+     a hook's save is queued, not written yet (resurrect)
   {EXIT_NOT_VERIFIED}  not verified: nothing failed, but a layer the configuration asks for
-     does not hold every savepoint, or it could not be checked (verify)
+     does not hold every savepoint, or it could not be checked (verify, verify-bundle)
   {EXIT_NOTHING_NEW}  nothing new: the session said nothing since its latest savepoint, so
      none was made (savepoint; --force makes one)
 With --json, stdout is one JSON document, errors included (docs/cli.md)."""
@@ -587,7 +588,7 @@ def flush(instance, as_json) -> None:
         )
     # An entry that failed fails again until the user fixes what its line names; one the index
     # lock kept waiting is queued, as a push is.
-    if outcome.foreign_branch or outcome.unvouched or queue.failed:
+    if outcome.foreign_branch or outcome.unvouched or queue.failed or layers["layer_3"]["state"] == LAYER_FAILED:
         sys.exit(EXIT_FAILED)
     if still_queued:
         sys.exit(EXIT_LAYER_PENDING)
@@ -596,11 +597,13 @@ def flush(instance, as_json) -> None:
     sys.exit(EXIT_LAYER_PENDING if pending else EXIT_DONE)
 
 
-LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING = "done", "queued", "off", "waiting"
+LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING, LAYER_FAILED = "done", "queued", "off", "waiting", "failed"
 
 
 def _report(loaded: configuration.Config, outcome) -> dict:
     """Says where Layers 2 and 3 stand after a flush; the same as JSON."""
+    from precompact.verifier import verdicts
+
     layers = {}
     for layer, enabled, problems in (
         (2, loaded.git_layer, outcome.layer_2_problems),
@@ -621,8 +624,20 @@ def _report(loaded: configuration.Config, outcome) -> dict:
             said = outcome.unvouched or outcome.foreign_branch
             _say(f"✗ Layer {layer}: {said}")
             state, problem = LAYER_DONE, said
+        elif layer == 3 and outcome.layer_3_read is not None and outcome.layer_3_read.status != verdicts.VERIFIED:
+            # Nothing to post, and the record read now does not hold what the index says: the
+            # verifier's verdict, as `verify` gives it.
+            read = outcome.layer_3_read
+            if read.status == verdicts.FAILED:
+                _say(f"✗ Layer 3: {read.detail}")
+                state = LAYER_FAILED
+            else:
+                _say(f"… Layer 3: {read.status}: {read.detail}")
+                state = LAYER_QUEUED
+            problem = read.detail
         else:
-            _say(f"✓ Layer {layer}: up to date")
+            read_now = f": {outcome.layer_3_read.detail}" if layer == 3 and outcome.layer_3_read is not None else ""
+            _say(f"✓ Layer {layer}: up to date{read_now}")
             state, problem = LAYER_DONE, None
         layers[f"layer_{layer}"] = {"state": state, "problem": problem}
     return layers
@@ -975,7 +990,7 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         for line in said[1:]:
             _say(f"  also: {line}")
     # A savepoint no root vouches for (a logs/ that came with the project) is no history to hold the ledger to.
-    ledgers = _ledger_verdicts(loaded) if ledger and not (report.ok and report.unvouched) else []
+    ledgers = _ledger_verdicts(loaded, report.records) if ledger and not (report.ok and report.unvouched) else []
     verified = verdict.status == verdicts.VERIFIED and all(v["status"] == verdicts.VERIFIED for v in ledgers)
     if as_json:
         findings = {
@@ -1011,13 +1026,14 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         sys.exit(EXIT_NOT_VERIFIED)
 
 
-def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
-    """Each instance's ledger verdict (`precompact verify --ledger`), said and returned."""
+def _ledger_verdicts(loaded: configuration.Config, records: dict[str, int]) -> list[dict]:
+    """Each instance's ledger verdict (`precompact verify --ledger`), held to the records the
+    same run read (`records`), said and returned."""
     from precompact import api
     from precompact.verifier import verdicts
 
     found = []
-    for instance, verdict in api.ledgers(loaded):
+    for instance, verdict in api.ledgers(loaded, records):
         findings = [str(f) for f in verdict.findings]
         warnings = [str(w) for w in verdict.warnings]
         found.append(
@@ -1079,7 +1095,8 @@ def _ledger_verdicts(loaded: configuration.Config) -> list[dict]:
 )
 @_json_option("The savepoint, its checks and what it holds")
 def resurrect(instance, from_instance, sequence, at_time, output, restore_state, uncompact, signer, as_json) -> None:
-    """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check fails)."""
+    """Bring a savepoint back: read the chain, fetch from git, verify, and report (exit 1 if a check
+    fails, 4 if no root vouches for it, 3 while a hook's save is queued, not written yet)."""
     from precompact import api
 
     if instance and from_instance:
@@ -1113,6 +1130,8 @@ def resurrect(instance, from_instance, sequence, at_time, output, restore_state,
         sys.exit(EXIT_FAILED)
     if not found.verified:  # served because it was asked for by name, and saying so (NOT VERIFIED, `verified: false`)
         sys.exit(EXIT_NOT_VERIFIED)
+    if found.queued:  # a later savepoint may be only a queue entry: `flush` writes it (NOT THE LATEST, `queued`)
+        sys.exit(EXIT_LAYER_PENDING)
 
 
 def _resurrected(
@@ -1272,7 +1291,9 @@ def prove(sequence, output, with_snapshot, instance, as_json) -> None:
 )
 @_json_option("The verdict")
 def verify_bundle(file, snapshot, cluster, authority, program_id, as_json) -> None:
-    """Check a proof bundle offline against the authority you pin; exit 1 naming the first broken link."""
+    """Check a proof bundle offline against the authority you pin; exit 1 naming the first broken
+    link, 4 when it could not be checked (no authority pinned, the cluster unreachable, a
+    transaction not finalized yet)."""
     from precompact import api
     from precompact.verifier import verdicts
 
@@ -1288,8 +1309,10 @@ def verify_bundle(file, snapshot, cluster, authority, program_id, as_json) -> No
         _say(f"✗ not verified: {verdict.detail}")
     if as_json:
         _emit(dataclasses.asdict(verdict))
-    if verdict.status != verdicts.VERIFIED:
+    if verdict.status == verdicts.FAILED:
         sys.exit(EXIT_FAILED)
+    if verdict.status != verdicts.VERIFIED:
+        sys.exit(EXIT_NOT_VERIFIED)
 
 
 @main.command()

@@ -46,15 +46,18 @@ def inspect(config: Config, instance: str | None = None, address: str | None = N
     if address is not None and not is_pubkey(address):
         raise InspectError(f"--address {address!r} is not a base58 public key")
     where = Pubkey.from_string(address) if address is not None else roots.address
-    owner, data, found = _fetch_record(config.cluster, roots, where)
     local = {s.sequence: s for s in savepoint_log.savepoints(config.logs) if s.instance == roots.instance}
+    confirmed = savepoint_log.highest_confirmed(local.values()) if where == roots.address else 0
+    owner, data, found = _fetch_record(config.cluster, roots, where, confirmed)
     match = local.get(found.sequence)
     verdict = verdicts.inspected_record(roots, where, owner, data, found, match, config.cluster)
     signed = where == roots.address and verdicts.signature_valid(found, roots)
     return Inspection(str(where), found, verdict, signed, _compared_with_index(found, match))
 
 
-def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, bytes, record.Record]:
+def _fetch_record(cluster: str, roots: verdicts.Roots, where, confirmed: int) -> tuple[str, bytes, record.Record]:
+    """The account at `where`, decoded; `confirmed` is the last savepoint this machine's index
+    marks confirmed there (0: none), for what a missing record means."""
     from precompact.chain import record, rpc
 
     client = rpc.Cluster(cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
@@ -62,6 +65,11 @@ def _fetch_record(cluster: str, roots: verdicts.Roots, where) -> tuple[str, byte
         account = client.account(str(where))
     except rpc.RpcError as e:
         raise InspectError(str(e)) from None
+    if account is None and confirmed:
+        # Posting again cannot help: the index says the chain took them.
+        raise InspectError(
+            f"no savepoint record at {where} on {client.shown}, though this machine's index marks savepoint {confirmed} confirmed there: it was closed, or this is not the cluster it was posted to; `precompact verify` names the first broken link"
+        )
     if account is None:
         raise InspectError(
             f"no savepoint record at {where} on {client.shown}; run `precompact flush` to post queued savepoints"
@@ -105,9 +113,10 @@ def record_json(found: Inspection) -> dict:
     return out
 
 
-def ledgers(config: Config) -> list[tuple[str, Ledger]]:
+def ledgers(config: Config, records: dict[str, int]) -> list[tuple[str, Ledger]]:
     """Each instance's ledger verdict (the configured one first): the record's whole history is
-    exactly savepoints 1..N, written by no one else."""
+    exactly savepoints 1..N, written by no one else, and reaches the savepoint `records` says its
+    record holds (as `verify` read and checked it in the same run)."""
     from precompact.chain import rpc
     from precompact.proof import ledger
     from precompact.verifier import verdicts
@@ -128,6 +137,7 @@ def ledgers(config: Config) -> list[tuple[str, Ledger]]:
                 client,
                 savepoint_log.of_instance(folded, instance),
                 index.rotations(instance),
+                records.get(instance, 0),
             ),
         )
         for instance in dict.fromkeys([config.instance, *(s.instance for s in folded)])

@@ -9,10 +9,14 @@ functions that use them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
+
+if TYPE_CHECKING:
+    from precompact.verifier import verdicts
 
 # Whether a flush left anything queued (the worker retries then); the command line's exit
 # codes are edges/cli.py's.
@@ -40,6 +44,10 @@ class FlushOutcome:
     # How many savepoints hooks left queued (the index lock busy) are still not in logs/ after
     # flush wrote the queue: each layer on counts them as queued.
     hook_queued: int = 0
+    # With nothing left to post, the verifier's verdict on the record read once now against the
+    # index (verdicts.posted_in_full); None when this flush posted, or tried to (a post reads the
+    # record back), or the chain layer is off.
+    layer_3_read: verdicts.Check | None = None
 
     @property
     def all_done(self) -> bool:
@@ -159,6 +167,9 @@ def _flushed(config: Config) -> FlushOutcome:
         # Imported here so that the hook, which only writes Layer 1, never loads the Solana stack.
         from precompact.ops import anchoring as chain_post
 
+        index = savepoint_log.read(config.logs)
+        mine = savepoint_log.of_instance(index.savepoints, config.instance)
+        idle = all(s.layer_3 == savepoint_log.Layer3.CONFIRMED for s in mine)
         posts = chain_post.post_pending(
             config.cluster,
             config.keypair,
@@ -170,6 +181,13 @@ def _flushed(config: Config) -> FlushOutcome:
             keypair_setting=config.keypair_setting,
         )
         outcome.layer_3_problems = savepoint_log.record_outcomes(config.logs, posts)
+        if idle and not outcome.layer_3_problems:
+            # Nothing was posted, so nothing was read: "up to date" is said only of a record read.
+            from precompact.verifier import verdicts
+
+            outcome.layer_3_read = verdicts.posted_in_full(
+                config, config.instance, mine, index.closing(config.instance)
+            )
     return outcome
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from precompact.boundary import quoting
 from precompact.chain import rpc
 from precompact.local import savepoint_log
 from precompact.proof import history, transaction
@@ -61,6 +62,9 @@ class _Walk:
     highest: int = 0  # the highest savepoint ever written, whatever closes came between
     initialized: bool = False
     closed: bool = False
+    # The savepoint the history begins at when its first write is a savepoint, with no initialize
+    # before it: the endpoint keeps (or gives) only the record's later history (0: it does not).
+    begins_at: int = 0
     ignored: int = 0  # failed, read-only or lamports-only: they changed nothing the record holds
     transactions: int = 0  # read in this record's history and those of the records it continues
     reached: bool = False  # the walk met the transaction it was to stop at
@@ -125,11 +129,17 @@ def check(
     client: rpc.Cluster,
     savepoints: list[savepoint_log.Savepoint],
     rotations: Sequence[savepoint_log.Rotation] = (),
+    held: int = 0,
 ) -> Ledger:
     """The verdict on the record's whole history against one instance's savepoints, following a
     key rotation (or recovery) back through the records the lineage came from (`rotations`, as
     this machine's index recorded them, name the keys a recovered record may no longer show).
-    The verifier turns what the walk found into the verdict (verdicts.judged)."""
+    `held` is the savepoint the record holds as the verifier read it in the same run (its
+    signature checked against the configured key; 0: not read, or none): the history must reach
+    it, and this machine's confirmations, on any machine. A history that holds less (none at all,
+    cut at its start or its end) is not verified: it is the endpoint's history that is incomplete;
+    one that skips a savepoint, or shows another writer, is a broken link. The verifier turns what
+    the walk found into the verdict (verdicts.judged)."""
     findings: list[Finding] = []
     warnings: list[Finding] = []
 
@@ -140,19 +150,10 @@ def check(
         except rpc.RpcError as e:
             raise verdicts.Unreached(str(e)) from None
         warnings.extend(walk.warnings)
-        confirmed = savepoint_log.highest_confirmed(savepoints)
-        if walk.highest < confirmed:
-            walk.findings.append(
-                Finding(
-                    walk.highest + 1,
-                    None,
-                    None,
-                    f"confirmed on chain per this machine's index, but no transaction in the history of {roots.address} wrote savepoints {walk.highest + 1}..{confirmed} (gap)",
-                )
-            )
         if walk.findings:
             findings.extend(walk.findings)
             raise verdicts.Broken("layer 3", walk.findings[0].sequence, str(walk.findings[0]))
+        _reaches(walk, roots, client, savepoints, held)
         start = "; ".join(walk.lineage) if walk.lineage else "one initialize"
         frozen = f"; then frozen by a rotation to {walk.rotated_to}" if walk.rotated_to is not None else ""
         abandoned = (
@@ -160,10 +161,51 @@ def check(
             if walk.warnings
             else ""
         )
-        return f"{walk.transactions} transaction(s) touched {roots.address}, {verdicts.reported_by(client.shown)}: {start}, then savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
+        if not walk.initialized and not walk.lineage:
+            return f"no transaction touched {roots.address}, {verdicts.reported_by(client.shown)}: no record, and logs/ holds no savepoint of {quoting.name(roots.instance)}"
+        written = (
+            f"savepoints {walk.carried + 1}..{walk.written} in order, each this machine's, by the authority"
+            if walk.written > walk.carried
+            else "no savepoint"
+        )
+        return f"{walk.transactions} transaction(s) touched {roots.address}, {verdicts.reported_by(client.shown)}: {start}, then {written}{frozen} ({walk.ignored} failed, read-only or lamports-only ignored){abandoned}"
 
     verdict = verdicts.judged(checked)
     return Ledger(verdict.status, verdict.detail, findings, warnings)
+
+
+def _reaches(
+    walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, savepoints: list[savepoint_log.Savepoint], held: int
+) -> None:
+    """Raises Unreached unless the history holds the record's whole life up to the savepoint the
+    record was read holding (`held`) and the last this machine saw confirmed: from an initialize
+    (or the rotation that carried the lineage in) on. An empty history passes only where nothing
+    is to be had: no record read, none confirmed, and no savepoint of the instance in logs/."""
+    confirmed = savepoint_log.highest_confirmed(savepoints)
+    floor = max(held, confirmed)
+    reported = verdicts.reported_by(client.shown)
+    seen = f"its history, {reported}, holds {walk.transactions} transaction(s)"
+    why = []
+    if held:
+        why.append(f"the record at {roots.address} holds savepoint {held} (read and its signature checked in this run)")
+    if confirmed > held:
+        why.append(f"this machine's index records savepoint {confirmed} confirmed there")
+    if floor == 0 and not walk.initialized and not walk.lineage:
+        if savepoints or walk.transactions:
+            raise verdicts.Unreached(
+                f"no initialize in the history of {roots.address} ({walk.transactions} transaction(s), {reported}): no savepoint of {quoting.name(roots.instance)} is on chain there yet"
+            )
+        return
+    incomplete = "the endpoint's history of the record is incomplete (a node that keeps no long history, or one that hides some): set chain.cluster to one that keeps it whole"
+    if walk.begins_at:
+        raise verdicts.Unreached(
+            f"{seen}, beginning at savepoint {walk.begins_at} with no initialize before it: {incomplete}"
+        )
+    if walk.highest < floor:
+        wrote = f"savepoints up to {walk.highest} only" if walk.highest else "no savepoint"
+        raise verdicts.Unreached(
+            f"{' and '.join(why)}, but {seen}, which wrote {wrote}: savepoint(s) {walk.highest + 1}..{floor} have no transaction in it; {incomplete}"
+        )
 
 
 def _walk(
@@ -263,6 +305,7 @@ def _continue_from(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, writ
     previous = verdicts.Roots(roots.program_id, authority, roots.instance)
     before = _walk(previous, client, walk.mine, signature, write.kind == "recovered_in", walk.left)
     walk.transactions += before.transactions
+    walk.begins_at = walk.begins_at or before.begins_at
     walk.warnings.extend(before.warnings)
     walk.ignored += before.ignored
     walk.findings.extend(
@@ -351,6 +394,10 @@ def _step(walk: _Walk, roots: verdicts.Roots, client: rpc.Cluster, entry: dict) 
         elif write.kind == "rotated_out":
             walk.rotated_to = write.other
         elif write.kind == "savepoint" and write.fields is not None:
+            if not (walk.initialized or walk.closed or walk.highest or walk.findings):
+                # Nothing before it: a history cut short at its start, not a write without an
+                # initialize (the program refuses those). The rest is walked from here.
+                walk.begins_at, walk.initialized, walk.written = write.fields.sequence, True, write.fields.sequence - 1
             if not walk.initialized:
                 walk.findings.append(
                     Finding(write.fields.sequence, slot, signature, "written to a record no initialize created")

@@ -89,6 +89,8 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         else f"{quoting.name(found.instance)} (same instance)"
     )
     gap = "0 later savepoints (continuous)" if found.later == 0 else f"{found.later} later savepoint(s) not restored"
+    if found.queued:  # not continuous: what a hook queued may be later than it
+        gap = f"{'0 later savepoints written' if found.later == 0 else gap}; {found.queued}"
     lines = [
         f"{quoting.name(found.into)} - Instance Resurrection Report",
         f"Previous instance: {previous}",
@@ -101,7 +103,11 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
     if found.restored_state is not None:
         lines.append(f"Session state restored to {found.restored_state}")
     lines.append(f"Snapshot: {quoting.inline(str(found.path))} (from the {found.source})")
-    if found.verified:
+    if found.verified and found.queued:
+        lines.append(
+            "NOT THE LATEST: what a hook queued is not written yet (Gap, above); run `precompact flush`, then `precompact resurrect` again."
+        )
+    elif found.verified:
         lines.append("Ready to resume work.")
     elif found.intact:
         lines.append(
@@ -452,6 +458,7 @@ def to_json(found: Resurrection) -> dict:
         "compact_summary": s.compact_summary,
         "restored_state": str(found.restored_state) if found.restored_state else None,
         "left_out": found.left_out,
+        "queued": found.queued,
     }
 
 

@@ -73,6 +73,9 @@ class Resurrection(Record):
     # Read from your own branch where its tip's index was left out (verifier.team.own_index, as
     # `restore` walks): what was left out and which commit's index was read instead.
     left_out: str | None = None
+    # What hooks queued for the configured instance (the index busy) that is not written yet, as
+    # every command says it (snapshot.queued_notice): a later savepoint may be among it.
+    queued: str | None = None
 
     @property
     def contents(self) -> snapshot.SnapshotReader:
@@ -187,7 +190,9 @@ def resurrect(
         checked.checks = team.held_to_your_keys(
             checked.checks, str(roots.authority), signed.configured_key(config), () if signer is None else (signer,)
         )
-    found = _kept(config, name, savepoints, target, source, checked, remote).replace(left_out=left_out)
+    # Queue entries are this project's, so the configured instance's: what `verify` counts.
+    queued = snapshot.queued_notice(config.logs) if name == config.instance else None
+    found = _kept(config, name, savepoints, target, source, checked, remote).replace(left_out=left_out, queued=queued)
     continues = found.intact and record_lineage and name != config.instance
     if continues and not found.verified and roots is config:
         # A copy in logs/ no root vouches for: its lineage would be written into every later snapshot.

@@ -49,7 +49,7 @@ from precompact.boundary import quoting
 from precompact.config.endpoint import shown as shown_endpoint
 from precompact.errors import PrecompactError
 from precompact.local import chunks, snapshot
-from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint
+from precompact.local.savepoint_log import Closing, Layer2, Layer3, Savepoint, chain_ahead_notice
 from precompact.records import Record
 from precompact.verifier.snapshot_bytes import Snapshot
 
@@ -338,6 +338,46 @@ def chain_record(
         return None, ChainRead(NOT_VERIFIED, str(e))
     client = rpc.Cluster(config.cluster, timeout=rpc.DEFAULT_TIMEOUT_SECONDS)
     return configured, read_record(configured, client, confirmed, closed)
+
+
+def posted_in_full(config: Config, instance: str, savepoints: list[Savepoint], closed: Closing | None) -> Check:
+    """Layer 3's verdict when nothing is left to post (`flush`: every savepoint of `instance`
+    is marked confirmed): the record read once now against what this machine's index holds.
+    VERIFIED only when the record passes every rule of the chain root and states the index's
+    last savepoint as its line does; FAILED as `verify` fails it (the record gone or replayed
+    older under savepoints this machine saw confirmed, another field); otherwise the state
+    `verify` gives: not verified (the cluster unreachable, no root, the record closed, or
+    holding savepoints logs/ lacks), pending (no record yet)."""
+    confirmed = max((s.sequence for s in savepoints if s.written_here and s.layer_3 == Layer3.CONFIRMED), default=0)
+    configured, read = chain_record(config, instance, confirmed, closed)
+    last = savepoints[-1] if savepoints else None
+    if read.record is None or configured is None:
+        if last is None and read.status == PENDING:
+            return Check(
+                VERIFIED, f"nothing to post: logs/ holds no savepoint of {quoting.name(instance)}, and {read.detail}"
+            )
+        return Check(read.status, read.detail, sequence=read.sequence, layer="layer 3")
+    held = read.record
+    if last is None or held.sequence > last.sequence:
+        ahead = chain_ahead_notice(instance, held.sequence, last.sequence if last else 0, [])
+        return Check(NOT_VERIFIED, f"{ahead} ({read.detail})", layer="layer 3")
+    if held.sequence < last.sequence:
+        return Check(
+            FAILED,
+            f"savepoint {last.sequence} is marked confirmed on chain in this machine's index, but the record read now holds savepoint {held.sequence} ({read.detail}): it was closed and re-initialized, or the cluster replays an older state (history reset)",
+            sequence=last.sequence,
+            layer="layer 3",
+        )
+    try:
+        check_record_holds(held, last, last.commit)
+    except Broken as e:
+        return Check(FAILED, str(e), sequence=e.sequence, layer=e.layer)
+    return Check(
+        VERIFIED,
+        f"nothing to post; the record read now holds savepoint {held.sequence} as this machine's index states it ({read.detail})",
+        sha256=last.snapshot_hash,
+        resting_on=reported_by(read.endpoint),
+    )
 
 
 def continuation(found: record.Record) -> str:

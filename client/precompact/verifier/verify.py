@@ -60,6 +60,9 @@ class Report:
     nothing_held: verdicts.Check | None = None
     # The savepoints hooks queued (the index busy) that logs/ does not hold yet, said (None: none).
     queued: str | None = None
+    # The savepoint each instance's on-chain record holds, as read and verified in this run
+    # (signature, authority, instance, address): `verify --ledger` holds the history to it.
+    records: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -226,6 +229,8 @@ def _check_instance(
     if check_chain and config.chain_layer:
         chain, read = _check_chain(config, instance, savepoints, sequence or 1, run.local, findings, chain_checks)
         held, last = (read.record.sequence if read.record else 0), max((s.sequence for s in savepoints), default=0)
+        if read.status == verdicts.VERIFIED and held:
+            report.records[instance] = held
         if held > last:
             # The branch's savepoints logs/ lacks are counted for the configured instance alone.
             only_here = report.lacking.only_here if instance == config.instance else []
