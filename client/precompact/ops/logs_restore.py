@@ -7,7 +7,9 @@ its index line (verifier.signed, the configured public key) or, on the machine t
 this machine's tag (local.provenance). Then its snapshot must hash to the hash that line states
 and name the predecessor it states, the predecessor hashes must link the instance's savepoints,
 and every chunk the snapshot lists must hash to its name. Any contradiction refuses the whole
-restore before anything is written. A savepoint no root vouches for (another key's, or from
+restore before anything is written, but a snapshot the tip holds altered: the signed hash is the
+root, not the tip, so it is read again at the commit that pushed it and restored from there when
+that copy holds, the tip's file named. A savepoint no root vouches for (another key's, or from
 before signing, on another machine) is left out and named.
 
 Anyone who can push can save under this instance's name with a key of their own: their push
@@ -16,7 +18,9 @@ not yours. Then the history is read back, a bounded walk (team.WALK commits that
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
 signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
 whose index copy precompact did not write (over its size, or a line that does not parse): the
-cheaper spoiling is walked past the same way.
+cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds fewer
+of your savepoints than an earlier copy (a rollback, such as a `git revert` of the branch's last
+commits: team.own_index), so that what restore brings back is the longest chain your key signed.
 
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its

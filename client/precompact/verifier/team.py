@@ -15,8 +15,10 @@ pinned with `--signer` (`unpinned`, the one rule every command that reads a team
 applies); otherwise it is not verified, naming the key to pin, or, when keys were pinned and it is
 none of them, naming them and never suggesting it (another key saved under the name). This project's own branch is held
 to the configured key: a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
-read: it is listed, not verified. A branch rewound to an older state of its own verifies here
-(its owner's `verify` says what it lacks)."""
+read: it is listed, not verified. A teammate's branch rewound to an older state of its own
+verifies here (its owner's `verify` says what it lacks); this project's own is also held to what
+logs/ records as pushed to it (`tip_problem`: savepoints its index dropped, a snapshot file there
+that no longer hashes to its line)."""
 
 from __future__ import annotations
 
