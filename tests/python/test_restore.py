@@ -807,7 +807,8 @@ def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_b
     of your key that holds savepoint 1 of 3 at the tip. The machine that pushed them fails the
     tip naming the savepoints it dropped (verify, status --remote, flush: exit 1); a second
     machine's `restore` walks back to the copy holding all three, restores them, and says the tip
-    rolled back (exit 1, `complete: false`), and its `verify` fails the tip too, never ✓. The
+    rolled back (exit 1, `complete: false`), and its `status --remote` (before) and `verify`
+    (after) fail the tip too, never ✓. The
     next savepoint's push puts the index back on top: a restore elsewhere is then whole."""
     pushed = _remote_tip(project)
     _rolled_back(project, tmp_path, how)
@@ -821,6 +822,10 @@ def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_b
         assert "✓ Trial" not in done.stdout and not done.stdout.startswith("✓"), (command, done.stdout)
 
     clone, env = _second_machine(project, tmp_path)
+    # With nothing in logs/ yet, status --remote reads the branch's history as restore does.
+    listed = precompact(clone, "status", "--remote", env=env)
+    walks = f"savepoints 2..3 were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes): `precompact restore` walks back for them, restoring from commit {pushed[:12]}"
+    assert listed.returncode == 1 and walks in listed.stdout, listed.stdout
     restored = precompact(clone, "restore", "--json", env=env)
     assert restored.returncode == 1, restored.stdout + restored.stderr
     document = json.loads(restored.stdout)

@@ -133,10 +133,15 @@ def _judged(
     if hashlib.sha256(data).hexdigest() != last.snapshot_hash:
         why = f"savepoint {last.sequence}'s snapshot does not hash to what its signed line states"
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
-    # This project's own branch is also held to what logs/ records as pushed to it.
-    lost = tip_problem(repo, target, commit, savepoints, pushed) if owner[0] == own_instance else None
-    if lost:
-        return listed(verdicts.Check(verdicts.FAILED, lost), **found)
+    # This project's own branch is also held to what logs/ records as pushed to it, and to the
+    # longest chain of your savepoints its history holds (what `restore` brings back).
+    if owner[0] == own_instance:
+        lost = tip_problem(repo, target, commit, savepoints, pushed)
+        rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
+        if rolled is not None:
+            lost = f"{rolled[1]}: `precompact restore` walks back for them, restoring from commit {rolled[0][:12]}"
+        if lost:
+            return listed(verdicts.Check(verdicts.FAILED, lost), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
     # Another instance's key is its branch's claim: anyone who can push can make one of their own.
     unvouched = None if owner[0] == own_instance else unpinned(signer, mine, pins)
@@ -512,11 +517,23 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
 def _rolled_back(
     repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
 ) -> OwnIndex | None:
-    """The index to restore from when the one at `start` holds only your own lines but fewer of
-    your savepoints than an earlier copy of its history (a commit on top whose tree is an
-    earlier state of the branch: a `git revert` of its last commits, or your own earlier index
-    replayed), or None. Walked only when the history added a snapshot file the index at `start`
-    does not name (one `git log`; an intact branch names every one it added)."""
+    """The index to restore from when the one at `start` is a rollback (`rollback`), or None."""
+    found = rollback(repo, target, start, instance, keys, read)
+    if found is None:
+        return None
+    source, dropped, walked = found
+    return OwnIndex(source, index_at(repo, target, source), f"{dropped}, so the tip's index was left out", walked)
+
+
+def rollback(
+    repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
+) -> tuple[str, str, str] | None:
+    """When the index at `start` (`read`) holds only your own lines but fewer of your
+    savepoints than an earlier copy of its history (a commit on top whose tree is an earlier
+    state of the branch: a `git revert` of its last commits, or your own earlier index
+    replayed): the commit holding the most (`_walk`), what the tip dropped, and the walk's
+    words. None otherwise. Walked only when the history added a snapshot file the index at
+    `start` does not name (one `git log`; an intact branch names every one it added)."""
     from precompact.remote import gitstore
 
     named = {s.snapshot_file for s in read}
@@ -529,14 +546,13 @@ def _rolled_back(
     held = max(mine, default=0)
     if highest is None or highest <= held:
         return None
-    dropped = _sequences(list(range(held + 1, highest + 1)))
-    left_out = (
-        f"its index holds your savepoints up to #{held}, an earlier copy in its history up to #{highest}: {dropped} "
-        "were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes), so the tip's index was left out"
+    dropped = (
+        f"its index holds your savepoints up to #{held}, an earlier copy in its history up to #{highest}: "
+        f"{_sequences(list(range(held + 1, highest + 1)))} were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes)"
         if held
-        else f"its index holds none of your savepoints, an earlier copy in its history up to #{highest}: a later commit dropped them (a rollback), so the tip's index was left out"
+        else f"its index holds none of your savepoints, an earlier copy in its history up to #{highest}: a later commit dropped them (a rollback)"
     )
-    return OwnIndex(source, index_at(repo, target, source), left_out, walked)
+    return source, dropped, walked
 
 
 def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str, int | None]:
