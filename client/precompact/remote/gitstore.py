@@ -857,6 +857,22 @@ def _files(repo: git.Repo, commit: str) -> list[tuple[str, str]]:
     return found
 
 
+def snapshot_blobs(repo: git.Repo, commit: str) -> dict[str, str]:
+    """The blob id of every snapshot file (clear or encrypted, by its path) in `commit`'s tree,
+    from one `git ls-tree` (empty when git does not hold the commit)."""
+    try:
+        listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", SAVES_PREFIX)
+    except git.GitCommandError:
+        return {}
+    found = {}
+    for entry in filter(None, listing.split("\0")):
+        info, _, path = entry.partition("\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            found[path] = fields[2]
+    return found
+
+
 def in_clear(repo: git.Repo, savepoints: list[tuple[str, str]]) -> list[bool]:
     """For each (commit, snapshot file): whether the commit holds it in clear text."""
     return [blob is not None for blob in blob_ids_at(repo, savepoints)]

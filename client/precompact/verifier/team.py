@@ -338,17 +338,22 @@ def tip_problem(
 
 def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Savepoint, str]]) -> str | None:
     """Which of the snapshots `pushed` (each savepoint with the commit that pushed it) the
-    branch's tip `tip` holds as another file than that commit does, and that does not hash to
-    what its line states, or is not there: None when every one is the same blob or hashes to
-    its line (a rekeyed copy). A copy this machine cannot open is not judged here."""
+    branch's tip `tip` holds as another file than the newest of those commits does (its tree,
+    written from logs/ by Layer 2, holds every earlier snapshot as pushed), and that does not
+    hash to what its line states, or is not there: None when every one is the same blob or
+    hashes to its line (a rekeyed copy). Two `git ls-tree`, and a read only of the files that
+    differ. A copy this machine cannot open is not judged here."""
     from precompact.remote import gitstore
 
-    def where(commit: str, name: str) -> list[tuple[str, str]]:
-        return [(commit, gitstore.sealed_path(name)), (commit, name)]
+    newest = max(pushed, key=lambda pair: pair[0].sequence)[1]
+    if newest == tip:
+        return None  # the tip is the commit this machine's record says it pushed last
+    at_tip, as_pushed = gitstore.snapshot_blobs(repo, tip), gitstore.snapshot_blobs(repo, newest)
 
-    asked = [pair for s, commit in pushed for at in (tip, commit) for pair in where(at, s.snapshot_file)]
-    ids = gitstore.blob_ids_at(repo, asked)
-    differing = [s for i, (s, _) in enumerate(pushed) if ids[4 * i : 4 * i + 2] != ids[4 * i + 2 : 4 * i + 4]]
+    def blobs(tree: dict[str, str], name: str) -> tuple[str | None, str | None]:
+        return tree.get(gitstore.sealed_path(name)), tree.get(name)
+
+    differing = [s for s, _ in pushed if blobs(at_tip, s.snapshot_file) != blobs(as_pushed, s.snapshot_file)]
     bad = []
     reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s in differing], target.keys)
     for savepoint, data in zip(differing, reads):
