@@ -383,7 +383,7 @@ def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None])
     branch as last fetched is signed, by none of `keys` (your_keys: another key's), and those no
     line there names at all (another chain's files the tree keeps, such as your other machine's
     under a key of its own after this machine's push: `restore` reads the tip's index alone, so
-    sending the user to it would loop; `verify` names that key). Read only when some are
+    sending the user to it would loop). Read only when some are
     lacking; none when the tip or its index cannot be read here (`restore` walks past it)."""
     from precompact.remote import gitstore
 
