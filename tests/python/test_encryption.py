@@ -192,6 +192,31 @@ def test_verify_says_what_it_proved_with_and_without_the_identity(tmp_path):
     assert "does not hash to the blob the commit names" in out(altered)
 
 
+def test_an_identity_that_opens_none_of_the_recipients_is_this_machines_setup_never_the_branchs_fault(tmp_path):
+    """review12b F2: an identity here that is not the user's (a fresh `init`, a replaced file)
+    opens none of the configured encryption.recipients. That is this machine's setup, as a
+    missing identity is: `verify` and `status --remote` say "not verified" (exit 4) naming
+    `precompact key import FILE`, never a broken link of the branch whose fix is a push; the
+    push made meanwhile changes nothing of that, and `flush` has nothing to fail."""
+    project = encrypted_project(tmp_path)
+    saved(project, tmp_path)
+    saved(project, tmp_path)
+    other = tmp_path / "other.txt"
+    remote_crypto.generate_identity(other)
+    wrong = {"PRECOMPACT_IDENTITY": str(other)}
+    setup = f"{other} opens none of the recipients your savepoints are sealed to (encryption.recipients): copy yours there with `precompact key import FILE`"
+    for _ in range(2):  # before and after the next savepoint's push
+        verify = precompact(project.path, "verify", env=wrong)
+        assert verify.returncode == EXIT_NOT_VERIFIED and setup in out(verify), out(verify)
+        assert "broken link" not in out(verify) and "next savepoint's push" not in out(verify), out(verify)
+        listed = precompact(project.path, "status", "--remote", env=wrong)
+        assert listed.returncode == EXIT_NOT_VERIFIED and setup in out(listed), out(listed)
+        flushed = precompact(project.path, "flush", env=wrong)
+        assert flushed.returncode == 0 and "✗" not in out(flushed), out(flushed)
+        saved(project, tmp_path)
+    assert precompact(project.path, "verify").returncode == 0, "the right identity reads every copy"
+
+
 @pytest.mark.parametrize("damage", ["truncated", "altered"])
 def test_a_ciphertext_that_does_not_decrypt_fails_naming_the_savepoint(tmp_path, damage):
     project = encrypted_project(tmp_path)

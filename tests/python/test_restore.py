@@ -473,18 +473,67 @@ def test_an_index_that_creates_a_savepoint_twice_is_said_by_status_and_fails_ver
     assert f"is created again by a later index line with another snapshot (sha256:{'e' * 16})" in verify.stdout
 
 
-def test_a_snapshot_altered_on_the_remote_refuses_the_whole_restore(project, tmp_path):
+def test_a_snapshot_altered_at_the_tip_is_restored_from_the_commit_that_pushed_it_and_every_command_fails_the_tip(
+    project, tmp_path
+):
+    """review12b F4: someone who can push rewrites one old snapshot at the tip (no force needed).
+    The signed hash is the root, not the tip: `verify` and `status --remote` on the machine that
+    pushed it fail the tip naming the savepoint and the file (exit 1), and with logs/ lost
+    `restore` brings back every savepoint, that one read at the commit that pushed it, whose
+    bytes hash to its signed line, and names the file the tip holds altered (exit 1,
+    `complete: false`); what it wrote is the original bytes."""
+    name = _status(project.path)["savepoints"][1]["snapshot_file"]
+    original = (project.path / name).read_bytes()
+    altered = bytearray(original)
+    altered[100] ^= 0x01
+    _rewrite_remote(project, tmp_path, {name: bytes(altered)})
+    tip = _remote_tip(project)
+    said = f"at its tip savepoint 2's snapshot ({name}) does not hash to what its signed line states"
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 1 and verify.stdout.startswith("✗") and said in verify.stdout, verify.stdout
+    listed = precompact(project.path, "status", "--remote")
+    assert listed.returncode == 1 and said in listed.stdout and "✓" not in listed.stdout, listed.stdout
+
+    shutil.rmtree(project.logs)
+    restored = precompact(project.path, "restore", "--json")
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3] and not document["complete"], document
+    [why] = document["altered"]
+    assert why.startswith(f"Trial #1 #2 ({name} at {tip[:12]}: snapshot in git commit {tip[:12]} hashes to "), why
+    assert why.endswith(", which pushed it)") and str(project.authority().pubkey()) in why, why
+    assert (project.path / name).read_bytes() == original
+    again = precompact(project.path, "verify")
+    assert again.returncode == 1 and said in again.stdout, again.stdout  # the tip is still altered
+    assert not any(f"savepoint {n} [" in again.stdout for n in (1, 2, 3)), again.stdout  # each savepoint checks
+
+
+def test_a_snapshot_altered_at_the_tip_with_no_other_copy_refuses_the_restore_naming_it_and_at(
+    project, tmp_path, monkeypatch
+):
+    """review12b F4: when no commit the history names holds a copy that hashes to the signed line
+    (here: a history longer than the log of commits adding snapshots reads), the restore is
+    refused in one line naming the savepoint, its file and `restore --at COMMIT` (exit 1, nothing
+    written); `--at` the commit before the rewrite restores them."""
+    from precompact.remote import gitstore
+
+    before = _remote_tip(project)
     name = _status(project.path)["savepoints"][1]["snapshot_file"]
     altered = bytearray((project.path / name).read_bytes())
     altered[100] ^= 0x01
     _rewrite_remote(project, tmp_path, {name: bytes(altered)})
     shutil.rmtree(project.logs)
-    refused = precompact(project.path, "restore")
-    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
-    [line] = refused.stderr.splitlines()[-1:]
-    assert line.startswith("Error: snapshot in git commit ") and line.endswith("; nothing restored"), line
-    assert f"but the index line signed by {project.authority().pubkey()} states sha256:" in line
+    monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 0)
+    monkeypatch.chdir(project.path)
+    refused = invoke("restore")
+    assert refused.exit_code == 1, refused.output
+    [line] = [line for line in refused.output.splitlines() if line.startswith("Error:")]
+    assert f"but the index line signed by {project.authority().pubkey()} states sha256:" in line, line
+    assert f"(savepoint 2 of 'Trial #1', {name}, " in line and "`precompact restore --at COMMIT`" in line, line
+    assert line.endswith("; nothing restored"), line
     assert not any(project.logs.rglob("*.json*")), "a refused restore writes nothing"
+    restored = invoke("restore", "--at", before[:12])
+    assert restored.exit_code == 0 and "restored 3 savepoint(s)" in restored.output, restored.output
 
 
 def _oversized_index() -> bytes:
@@ -734,3 +783,68 @@ def test_after_restore_raced_a_save_with_the_chain_on_verify_sends_no_one_to_res
     as_json = precompact(clone, "verify", "--json", env=env)
     detail = json.loads(as_json.stdout)["verdict"]["detail"]
     assert ahead in detail and "run `precompact restore`" not in detail.replace(savepoint_log.TWO_CHAINS_FIX, "")
+
+
+def _rolled_back(project: Project, tmp_path: Path, how: str) -> None:
+    """A fast-forward on top of the branch whose tree is savepoint 1's (anyone who can push, no
+    force): a `git revert` of its last two commits, or savepoint 1's own commit's tree replayed
+    (every index line in it the user's, validly signed)."""
+    work = tmp_path / "mate"
+    run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
+    mate = ("-c", "user.name=mate", "-c", "user.email=m@x")
+    if how == "revert":
+        run_git(work, *mate, "revert", "--no-edit", "HEAD~2..HEAD")
+    else:
+        first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
+        replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
+        run_git(work, "reset", "-q", "--hard", replay)
+    run_git(work, "push", "-q", "origin", project.branch)
+
+
+@pytest.mark.parametrize("how", ["revert", "replayed"])
+def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_by_verify(project, tmp_path, how):
+    """review12b F1: a fast-forward whose tree is an earlier state of the branch leaves an index
+    of your key that holds savepoint 1 of 3 at the tip. The machine that pushed them fails the
+    tip naming the savepoints it dropped (verify, status --remote, flush: exit 1); a second
+    machine's `restore` walks back to the copy holding all three, restores them, and says the tip
+    rolled back (exit 1, `complete: false`), and its `status --remote` (before) and `verify`
+    (after) fail the tip too, never ✓. The
+    next savepoint's push puts the index back on top: a restore elsewhere is then whole."""
+    pushed = _remote_tip(project)
+    _rolled_back(project, tmp_path, how)
+    tip = _remote_tip(project)
+    dropped = (
+        "its index names 1 of the 3 savepoint(s) logs/ records as pushed to it: savepoints 2..3 are only in its history"
+    )
+    for command in (("verify",), ("status", "--remote"), ("flush",)):
+        done = precompact(project.path, *command)
+        assert done.returncode == 1 and dropped in done.stdout, (command, done.stdout + done.stderr)
+        assert "✓ Trial" not in done.stdout and not done.stdout.startswith("✓"), (command, done.stdout)
+
+    clone, env = _second_machine(project, tmp_path)
+    # With nothing in logs/ yet, status --remote reads the branch's history as restore does.
+    listed = precompact(clone, "status", "--remote", env=env)
+    walks = f"savepoints 2..3 were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes): `precompact restore` walks back for them, restoring from commit {pushed[:12]}"
+    assert listed.returncode == 1 and walks in listed.stdout, listed.stdout
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert (document["complete"], document["commit"]) == (False, pushed), document
+    assert document["foreign"].startswith(
+        f"at {tip[:12]}, its index holds your savepoints up to #1, an earlier copy in its history up to #3: savepoints 2..3 were dropped by a later commit"
+    ), document["foreign"]
+    assert document["walked"].startswith(f"restored instead from commit {pushed[:12]}: "), document["walked"]
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 1 and dropped in verify.stdout, verify.stdout
+    found = precompact(clone, "resurrect", "--json", env=env)
+    assert json.loads(found.stdout)["sequence"] == 3, found.stdout
+
+    _saved(project, tmp_path, 1, name="next.jsonl")
+    healed = precompact(project.path, "verify")
+    assert healed.returncode == 0 and healed.stdout.startswith("✓ 4 savepoint(s) verified"), healed.stdout
+    third = tmp_path / "third"
+    third.mkdir()
+    again_clone, again_env = _second_machine(project, third)
+    again = precompact(again_clone, "restore", env=again_env)
+    assert again.returncode == 0 and again.stdout.startswith("restored 4 savepoint(s)"), again.stdout + again.stderr

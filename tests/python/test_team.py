@@ -985,3 +985,42 @@ def test_a_teammates_index_copy_with_a_line_that_does_not_parse_fails_status_rem
     restored = again.run("restore")
     assert restored.returncode == 1, restored.stdout + restored.stderr
     assert restored.stderr.replace("nothing restored", "nothing was resurrected") == refused.stderr, restored.stderr
+
+
+def test_a_second_machine_whose_init_made_a_key_of_its_own_is_named_the_step_that_makes_it_yours(tmp_path):
+    """review12b F3: `init` on a second machine makes a key of its own, so the user's savepoints
+    on the branch, every line signed by the first machine's key, are another key's there. The
+    words name the step that ends it first (that machine's keypair, or chain.authority, then
+    `restore`), on verify, restore and status --remote alike; following it, restore brings them
+    back and verify says ✓. A push of the second machine's own first leaves the other machine's
+    files in the tree, which restore cannot bring: never counted as lacking, so nothing sends the
+    user round verify → restore → verify."""
+    remote = bare_remote(tmp_path)
+    owner = person(tmp_path, "own", str(remote))
+    for _ in range(2):
+        assert owner.save().returncode == SAVED
+    keys = owner.home / ".config" / "precompact" / "keys"
+    [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
+    identity = ("--identity", str(keys / "precompact-age-identity.txt"))
+    theirs = _signing_key(owner)
+    step = (
+        f"every line of it is signed by that key; if it is your other machine's (`precompact init` there made a key of its own), make it this project's key here, with that machine's keypair "
+        f"(`precompact init --force --keypair FILE`) or chain.authority = {theirs} in .precompact.toml, then run `precompact restore`"
+    )
+    desk = person(tmp_path, "own", str(remote), *identity, folder="own-desk")
+    said = f"signed by {theirs}, not this project's key {_signing_key(desk)}: {step}"
+    for command in (("verify",), ("restore",), ("status", "--remote")):
+        done = desk.run(*command)
+        assert done.returncode == 1 and said in done.stdout, (command, done.stdout + done.stderr)
+    made = desk.run("init", "--yes", "--force", "--keypair", str(keypair))
+    assert made.returncode == 0, made.stdout + made.stderr
+    restored = desk.run("restore")
+    assert restored.returncode == 0 and restored.stdout.startswith("restored 2 savepoint(s)"), restored.stdout
+    assert desk.run("verify").stdout.startswith("✓ 2 savepoint(s) verified")
+
+    laptop = person(tmp_path, "own", str(remote), *identity, folder="own-laptop")
+    assert laptop.save().returncode == SAVED  # its own lineage pushed over the first machine's index
+    for command in (("verify",), ("status",), ("restore",)):
+        done = laptop.run(*command)
+        assert "run `precompact restore`" not in done.stdout + done.stderr, (command, done.stdout + done.stderr)
+    assert laptop.run("restore").stdout.startswith("restored 0 savepoint(s)")

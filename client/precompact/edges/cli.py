@@ -1365,6 +1365,7 @@ def restore(at_commit, as_json) -> None:
                 "present": found.present,
                 "differing": found.differing,
                 "unvouched": found.unvouched,
+                "altered": found.altered,
                 "foreign": found.foreign,
                 "walked": found.walked,
                 "chunks": found.chunks,
@@ -1384,6 +1385,10 @@ def restore(at_commit, as_json) -> None:
         if found.unvouched:
             terminal.echo(
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
+            )
+        if found.altered:
+            terminal.echo(
+                f"✗ the branch holds {len(found.altered)} snapshot(s) altered after they were pushed: {', '.join(found.altered)}"
             )
         if found.foreign:
             terminal.echo(f"✗ {found.foreign}; {found.walked}")

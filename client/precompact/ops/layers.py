@@ -266,7 +266,8 @@ def _foreign_branch(config: Config, repo, target) -> str | None:
     except gitstore.GitStoreError:
         return None  # not on the remote (yet), or unreadable: the push's outcome says which
     keys = team.your_keys(config, signed.configured_key(config))
-    return team.own_branch_problem(repo, target, config.instance, keys)
+    pushed = savepoint_log.savepoints(config.logs, config.instance)
+    return team.own_branch_problem(repo, target, config.instance, keys, pushed)
 
 
 def keypair_counted(config: Config) -> tuple[Config, str | None]:

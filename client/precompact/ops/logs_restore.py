@@ -7,7 +7,9 @@ its index line (verifier.signed, the configured public key) or, on the machine t
 this machine's tag (local.provenance). Then its snapshot must hash to the hash that line states
 and name the predecessor it states, the predecessor hashes must link the instance's savepoints,
 and every chunk the snapshot lists must hash to its name. Any contradiction refuses the whole
-restore before anything is written. A savepoint no root vouches for (another key's, or from
+restore before anything is written, but a snapshot the tip holds altered: the signed hash is the
+root, not the tip, so it is read again at the commit that pushed it and restored from there when
+that copy holds, the tip's file named. A savepoint no root vouches for (another key's, or from
 before signing, on another machine) is left out and named.
 
 Anyone who can push can save under this instance's name with a key of their own: their push
@@ -16,7 +18,9 @@ not yours. Then the history is read back, a bounded walk (team.WALK commits that
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
 signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
 whose index copy precompact did not write (over its size, or a line that does not parse): the
-cheaper spoiling is walked past the same way.
+cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds fewer
+of your savepoints than an earlier copy (a rollback, such as a `git revert` of the branch's last
+commits: team.own_index), so that what restore brings back is the longest chain your key signed.
 
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
@@ -33,7 +37,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, quoting
 from precompact.config.settings import Config
 from precompact.errors import NotVouched, PrecompactError
 from precompact.local import chunks, savepoint_log
@@ -86,6 +90,8 @@ class Restored:
     present: int = 0  # savepoints logs/ already held, the same
     differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
+    # A snapshot at the commit restored from that does not hash to its line: read where it was pushed.
+    altered: list[str] = field(default_factory=list)
     chunks: int = 0  # chunks written
     # What the tip's index held that was left out: a line of this instance another key signed
     # (verifier.team.foreign_line), or a copy precompact does not write (team.parsed_copy).
@@ -94,9 +100,10 @@ class Restored:
 
     @property
     def complete(self) -> bool:
-        """Whether logs/ now holds every savepoint the remote holds (a line another key signed
-        at the tip, or a tip's index that could not be read, left out, is one it does not)."""
-        return not (self.differing or self.unvouched or self.foreign)
+        """Whether logs/ now holds every savepoint the remote holds, as the tip holds it (a line
+        another key signed at the tip, a tip's index that could not be read or that dropped
+        savepoints an earlier copy held, left out, or a snapshot the tip holds altered, is not)."""
+        return not (self.differing or self.unvouched or self.foreign or self.altered)
 
 
 def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
@@ -228,7 +235,7 @@ def _restored_into(
     found = Restored(signer=key, commit=tip, branch=branch)
     held = _held(logs)
     wanted = _lacking(_vouched(remote, key, found), held, held, found)
-    snapshots, fetched = _checked_bytes(repo, target, tip, logs, wanted, progress)
+    snapshots, fetched, found.altered = _checked_bytes(repo, target, tip, logs, wanted, progress)
     added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
     written: list[tuple[tuple[savepoint_log.Savepoint, str], bool]] = []
     for (savepoint, root), data in zip(wanted, snapshots):
@@ -350,25 +357,45 @@ def _checked_bytes(
     logs: Path,
     wanted: list[tuple[savepoint_log.Savepoint, str]],
     progress: Progress,
-) -> tuple[list[bytes], list[bytes]]:
-    """Each wanted savepoint's snapshot at the tip, checked against what its root vouches for,
-    and the chunks they list that logs/ lacks, each checked against its name. A chunk is read
-    where the first savepoint listing it was committed, else at the tip: each machine names the
-    chunks it commits with a naming key of its own, so the tip's key names only the chunks its
-    own machine committed (another machine's savepoints keep theirs under their commit's key)."""
-    reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys)
+) -> tuple[list[bytes], list[bytes], list[str]]:
+    """Each wanted savepoint's snapshot, checked against what its root vouches for, the chunks
+    they list that logs/ lacks, each checked against its name, and the snapshots the tip holds
+    altered. A snapshot is read at the tip; one there that does not hold to its root (a commit on
+    top rewrote it) is read again at the commit that added it: the signed hash is the root, not
+    the tip, and that copy is restored when it holds, the tip's named. A chunk is read where the
+    first savepoint listing it was committed, else at the tip: each machine names the chunks it
+    commits with a naming key of its own, so the tip's key names only the chunks its own machine
+    committed (another machine's savepoints keep theirs under their commit's key)."""
     added = gitstore.commits_adding_snapshots(repo, tip)
+    reads = list(gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys))
+    read_from = [tip] * len(wanted)
+    spoilt = [i for i, (pair, data) in enumerate(zip(wanted, reads)) if _contradicts(data, *pair, tip) is not None]
+    again = [i for i in spoilt if added.get(wanted[i][0].snapshot_file, tip) != tip]
+    pushed = [added[wanted[i][0].snapshot_file] for i in again]
+    altered = []
+    for i, commit, data in zip(
+        again,
+        pushed,
+        gitstore.files_at(repo, [(c, wanted[i][0].snapshot_file) for i, c in zip(again, pushed)], target.keys),
+    ):
+        savepoint, root = wanted[i]
+        if _contradicts(data, savepoint, root, commit) is None:
+            altered.append(
+                f"{savepoint.instance} #{savepoint.sequence} ({quoting.path(savepoint.snapshot_file)} at {tip[:12]}: {_contradicts(reads[i], savepoint, root, tip)}; restored from commit {commit[:12]}, which pushed it)"
+            )
+            reads[i], read_from[i] = data, commit
     snapshots: list[bytes] = []
     refs: dict[str, chunks.Ref] = {}
     read_at: dict[str, str] = {}
-    for done, ((savepoint, root), data) in enumerate(zip(wanted, reads), start=1):
-        if isinstance(data, gitstore.GitStoreError):
+    for done, ((savepoint, root), data, commit) in enumerate(zip(wanted, reads, read_from), start=1):
+        if isinstance(data, (gitstore.Unopened, gitstore.Oversized)):
             raise RestoreError(f"savepoint {savepoint.sequence} of {savepoint.instance!r}: {data}; nothing restored")
-        found = verdicts.read_snapshot(data, f"git commit {tip[:12]}")
-        try:
-            verdicts.check_local_root(found, savepoint, root)
-        except verdicts.Broken as e:
-            raise RestoreError(f"{e}; nothing restored") from None
+        problem = _contradicts(data, savepoint, root, commit)
+        if problem is not None or not isinstance(data, bytes):
+            raise RestoreError(
+                f"{problem} (savepoint {savepoint.sequence} of {savepoint.instance!r}, {quoting.path(savepoint.snapshot_file)}, holds no other copy that does in the commit that pushed it: `precompact restore --at COMMIT` reads the branch at a commit of its history from before it changed); nothing restored"
+            )
+        found = verdicts.read_snapshot(data, f"git commit {commit[:12]}")
         snapshots.append(data)
         for ref in verdicts.chunk_refs(found):
             refs.setdefault(ref.sha256, ref)
@@ -391,4 +418,18 @@ def _checked_bytes(
         if problem is not None or not isinstance(data, bytes):
             raise RestoreError(f"{problem}; nothing restored")
         fetched.append(data)
-    return snapshots, fetched
+    return snapshots, fetched, altered
+
+
+def _contradicts(
+    data: bytes | gitstore.GitStoreError, savepoint: savepoint_log.Savepoint, root: str, commit: str
+) -> str | None:
+    """Why the snapshot read at `commit` is not `savepoint` as its root vouches for it (not
+    there, not read, or other bytes), or None when it is."""
+    if isinstance(data, gitstore.GitStoreError):
+        return str(data)
+    try:
+        verdicts.check_local_root(verdicts.read_snapshot(data, f"git commit {commit[:12]}"), savepoint, root)
+    except verdicts.Broken as e:
+        return str(e)
+    return None

@@ -163,8 +163,9 @@ class Sealed(Unopened):
 
 
 class NoIdentity(Sealed):
-    """The file is encrypted and this machine has no identity to try (none configured, or its
-    file cannot be read): nothing encrypted can be read here, so the file says nothing of itself."""
+    """The file is encrypted and this machine has no identity to try (none configured, its file
+    cannot be read, or it opens none of the configured encryption.recipients): nothing encrypted
+    to you can be read here, so the file says nothing of itself."""
 
 
 class Undecryptable(Unopened):
@@ -658,6 +659,12 @@ def _opened(
     try:
         return remote_crypto.open_sealed(ciphertext, identities)
     except remote_crypto.NotForUs as e:
+        if keys.recipients and not remote_crypto.opened_recipients(identities, keys.recipients):
+            # Not the copy's doing: this identity opens nothing your savepoints are sealed to.
+            return NoIdentity(
+                f"{where} is encrypted and cannot be read here: {keys.identity} opens none of the recipients your savepoints are sealed to (encryption.recipients): copy yours there with `precompact key import FILE`",
+                _hashes_to(repo, ciphertext, blob),
+            )
         return Sealed(f"{where} cannot be read with {keys.identity}: {e}", _hashes_to(repo, ciphertext, blob))
     except remote_crypto.CryptoError as e:
         return Undecryptable(f"{where}: {e}", _hashes_to(repo, ciphertext, blob))
@@ -853,6 +860,22 @@ def _files(repo: git.Repo, commit: str) -> list[tuple[str, str]]:
         _, kind, blob = info.split()
         if kind == "blob":
             found.append((path, blob))
+    return found
+
+
+def snapshot_blobs(repo: git.Repo, commit: str) -> dict[str, str]:
+    """The blob id of every snapshot file (clear or encrypted, by its path) in `commit`'s tree,
+    from one `git ls-tree` (empty when git does not hold the commit)."""
+    try:
+        listing = repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", SAVES_PREFIX)
+    except git.GitCommandError:
+        return {}
+    found = {}
+    for entry in filter(None, listing.split("\0")):
+        info, _, path = entry.partition("\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            found[path] = fields[2]
     return found
 
 
@@ -1158,6 +1181,15 @@ def remote_branch_commits(repo: git.Repo, target: Target) -> set[str]:
     of many commits at once, from one `git rev-list`."""
     try:
         return set(repo.git.rev_list(f"refs/remotes/{target.remote}/{target.branch}", "--").split())
+    except git.GitCommandError:
+        return set()
+
+
+def history(repo: git.Repo, tip: str) -> set[str]:
+    """Every commit of `tip`'s history, `tip` included, from one `git rev-list` (empty when git
+    does not hold it)."""
+    try:
+        return set(repo.git.rev_list(tip, "--").split())
     except git.GitCommandError:
         return set()
 

@@ -15,8 +15,10 @@ pinned with `--signer` (`unpinned`, the one rule every command that reads a team
 applies); otherwise it is not verified, naming the key to pin, or, when keys were pinned and it is
 none of them, naming them and never suggesting it (another key saved under the name). This project's own branch is held
 to the configured key: a line there signed by another key fails (`foreign_line`). A branch whose index is encrypted to identities not here cannot be
-read: it is listed, not verified. A branch rewound to an older state of its own verifies here
-(its owner's `verify` says what it lacks)."""
+read: it is listed, not verified. A teammate's branch rewound to an older state of its own
+verifies here (its owner's `verify` says what it lacks); this project's own is also held to what
+logs/ records as pushed to it (`tip_problem`: savepoints its index dropped, a snapshot file there
+that no longer hashes to its line)."""
 
 from __future__ import annotations
 
@@ -52,8 +54,9 @@ def instances(config: Config, pins: Collection[str] = ()) -> list[RemoteInstance
     tips = gitstore.fetch_savepoint_branches(repo, target)
     mine = signed.configured_key(config)
     keys = your_keys(config, mine)
+    pushed = savepoint_log.savepoints(config.logs, config.instance)
     return [
-        _judged(repo, target, branch, commit, config.instance, mine, keys, pins)
+        _judged(repo, target, branch, commit, config.instance, mine, keys, pins, pushed)
         for branch, commit in sorted(tips.items())
     ]
 
@@ -67,6 +70,7 @@ def _judged(
     mine: str | None,
     keys: dict[str, int | None],
     pins: Collection[str],
+    pushed: list[savepoint_log.Savepoint],
 ) -> RemoteInstance:
     from precompact.remote import gitstore
 
@@ -81,7 +85,11 @@ def _judged(
     # Another instance's branch encrypted to identities not here is not yours to read; this
     # project's own is encrypted to you, so a copy that does not open is judged (`parsed_copy`).
     if isinstance(copy, gitstore.Sealed) and (named is None or not readable_here(copy)):
-        why = "its index is encrypted to identities not here: not read"
+        why = (
+            "its index is encrypted to identities not here: not read"
+            if named is None
+            else f"its index copy is not read: {quoting.single_line(str(copy))}"
+        )
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, why), instance=named)
     read = parsed_copy(copy)
     if isinstance(read, str):
@@ -101,7 +109,7 @@ def _judged(
     signer = own_key(savepoints)
     found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
     # This project's own branch is held to the configured key, not to the key its lines claim.
-    foreign = foreign_line(savepoints, keys) if owner[0] == own_instance else None
+    foreign = another_key(savepoints, keys) if owner[0] == own_instance else None
     if foreign:
         return listed(verdicts.Check(verdicts.FAILED, foreign), **found)
     if signer is None and _broken_chain(savepoints) is None:
@@ -125,6 +133,15 @@ def _judged(
     if hashlib.sha256(data).hexdigest() != last.snapshot_hash:
         why = f"savepoint {last.sequence}'s snapshot does not hash to what its signed line states"
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
+    # This project's own branch is also held to what logs/ records as pushed to it, and to the
+    # longest chain of your savepoints its history holds (what `restore` brings back).
+    if owner[0] == own_instance:
+        lost = tip_problem(repo, target, commit, savepoints, pushed)
+        rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
+        if rolled is not None:
+            lost = f"{rolled[1]}: `precompact restore` walks back for them, restoring from commit {rolled[0][:12]}"
+        if lost:
+            return listed(verdicts.Check(verdicts.FAILED, lost), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
     # Another instance's key is its branch's claim: anyone who can push can make one of their own.
     unvouched = None if owner[0] == own_instance else unpinned(signer, mine, pins)
@@ -163,6 +180,28 @@ def foreign_line(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int 
         if others and not any(signed.signed_by(savepoint, key) for key in yours):
             return f"savepoint {savepoint.sequence}'s line on the branch is signed by {', '.join(others)}, not this project's key {mine}"
     return None
+
+
+def another_key(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None]) -> str | None:
+    """`foreign_line`, and what it means, in the words `verify`, `flush`, `status --remote` and
+    `restore` give. When every signed line of the instance is one other key's, that key is most
+    likely the user's own on another machine (`init` there makes a key of its own), so the step
+    that makes it this project's key comes first: after it `restore` brings those savepoints back
+    and nothing is left to say. Only otherwise is it another key saved under the name, which the
+    next push of yours covers (pushing over your other machine's lineage would fork it)."""
+    foreign = foreign_line(savepoints, keys)
+    if foreign is None:
+        return None
+    signers = {s.signer for savepoint in savepoints for s in savepoint.signatures}
+    if len(signers) == 1 and not signers & keys.keys():
+        [other] = signers
+        return (
+            f"{foreign}: every line of it is signed by that key; if it is your other machine's (`precompact init` "
+            f"there made a key of its own), make it this project's key here, with that machine's keypair "
+            f"(`precompact init --force --keypair FILE`) or chain.authority = {other} in .precompact.toml, "
+            "then run `precompact restore`; if it is not yours, another key saved under this instance's name"
+        )
+    return f"{foreign}: another key saved under this instance's name"
 
 
 def unpinned(key: str | None, mine: str | None, pins: Collection[str]) -> str | None:
@@ -237,14 +276,17 @@ def readable_here(copy: object) -> bool:
     return not isinstance(copy, gitstore.NoIdentity)
 
 
-def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None]) -> str | None:
+def own_branch_problem(
+    repo, target, instance: str, keys: dict[str, int | None], pushed: list[savepoint_log.Savepoint]
+) -> str | None:
     """What is wrong with the index at the tip of this project's instance branch as last
     fetched from the remote (the caller fetches it): a copy that is not a readable index
     (absent, encrypted to identities not here or not decrypting, over the size precompact
-    writes, a line that does not parse: `parsed_copy`), or a line another key signed
-    (`foreign_line`); the words `status --remote` gives, and the fix. None when every signed line
-    is the configured key's, or when no identity here can try an encrypted copy (the git verdicts
-    say why)."""
+    writes, a line that does not parse: `parsed_copy`), a line another key signed
+    (`another_key`), or savepoints of `pushed` (logs/'s, as it records them pushed) that the tip
+    dropped or holds altered (`tip_problem`); the words `status --remote` gives, and the fix.
+    None when none is, or when no identity here can try an encrypted copy (the git verdicts say
+    why)."""
     from precompact.remote import gitstore
 
     tip = gitstore.remote_tip(repo, target)
@@ -254,19 +296,95 @@ def own_branch_problem(repo, target, instance: str, keys: dict[str, int | None])
     if not readable_here(copy):
         return None
     read = parsed_copy(copy)
-    problem = (
-        read if isinstance(read, str) else foreign_line(savepoint_log.of_instance(read.savepoints, instance), keys)
-    )
+    if isinstance(read, str):
+        problem: str | None = read
+    else:
+        at_tip = savepoint_log.of_instance(read.savepoints, instance)
+        problem = another_key(at_tip, keys) or tip_problem(repo, target, tip, at_tip, pushed)
     if not problem:
         return None
     return f"branch {target.branch} at {tip[:12]}: {problem} (your next savepoint's push puts your index back on top)"
 
 
+def tip_problem(
+    repo, target, tip: str, at_tip: list[savepoint_log.Savepoint], pushed: list[savepoint_log.Savepoint]
+) -> str | None:
+    """Why the tip `tip` of this project's own branch does not hold the savepoints logs/ records
+    as pushed there (`pushed`: those whose commit is in its history, each line as logs/ holds
+    it), or None: some dropped from its index (`at_tip`, the instance's lines there) while their
+    commits stay in the history (a commit on top restoring an earlier tree, such as a `git
+    revert` of the branch's last commits: `restore` elsewhere would bring back only what is
+    left), or a snapshot file there that is not the one its line states (a commit on top that
+    rewrote it: `restore` reads it where it was pushed, `verify` checks it there)."""
+    from precompact.remote import gitstore
+
+    held = gitstore.history(repo, tip)
+    there = [s for s in pushed if s.commit in held and s.layer_2 == savepoint_log.Layer2.PUSHED]
+    if not there:
+        return None
+    named = {(s.sequence, s.snapshot_hash) for s in at_tip}
+    dropped = [s.sequence for s in there if (s.sequence, s.snapshot_hash) not in named]
+    if dropped:
+        return (
+            f"its index names {len(there) - len(dropped)} of the {len(there)} savepoint(s) logs/ records as pushed "
+            f"to it: {_sequences(dropped)} are only in its history, dropped by a later commit (a rollback, as a "
+            "`git revert` of the branch's last commits makes), so `restore` on another machine would walk back for them"
+        )
+    altered = altered_at_tip(repo, target, tip, [(s, str(s.commit)) for s in there])
+    if altered:
+        return f"{altered} (`restore` reads each where it was pushed)"
+    return None
+
+
+def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Savepoint, str]]) -> str | None:
+    """Which of the snapshots `pushed` (each savepoint with the commit that pushed it) the
+    branch's tip `tip` holds as another file than the newest of those commits does (its tree,
+    written from logs/ by Layer 2, holds every earlier snapshot as pushed), and that does not
+    hash to what its line states, or is not there: None when every one is the same blob or
+    hashes to its line (a rekeyed copy). Two `git ls-tree`, and a read only of the files that
+    differ. A copy this machine cannot open is not judged here."""
+    from precompact.remote import gitstore
+
+    newest = max(pushed, key=lambda pair: pair[0].sequence)[1]
+    if newest == tip:
+        return None  # the tip is the commit this machine's record says it pushed last
+    at_tip, as_pushed = gitstore.snapshot_blobs(repo, tip), gitstore.snapshot_blobs(repo, newest)
+
+    def blobs(tree: dict[str, str], name: str) -> tuple[str | None, str | None]:
+        return tree.get(gitstore.sealed_path(name)), tree.get(name)
+
+    differing = [s for s, _ in pushed if blobs(at_tip, s.snapshot_file) != blobs(as_pushed, s.snapshot_file)]
+    bad = []
+    reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s in differing], target.keys)
+    for savepoint, data in zip(differing, reads):
+        if isinstance(data, gitstore.Unopened):
+            continue
+        if not isinstance(data, bytes):
+            bad.append(f"savepoint {savepoint.sequence}'s snapshot is not there")
+        elif hashlib.sha256(data).hexdigest() != savepoint.snapshot_hash:
+            bad.append(
+                f"savepoint {savepoint.sequence}'s snapshot ({quoting.path(savepoint.snapshot_file)}) does not hash to what its signed line states"
+            )
+    return f"at its tip {'; '.join(bad)}" if bad else None
+
+
+def _sequences(numbers: list[int]) -> str:
+    """Savepoint numbers in a few words: "savepoint 3", "savepoints 2..4", "savepoints 2, 5"."""
+    if len(numbers) == 1:
+        return f"savepoint {numbers[0]}"
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"savepoints {numbers[0]}..{numbers[-1]}"
+    return f"savepoints {', '.join(map(str, numbers))}"
+
+
 def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None]) -> set[str]:
-    """Those of `names` (snapshot files the branch holds that logs/ lacks) whose line in the index
-    at the tip of the branch as last fetched is signed, by none of `keys` (your_keys): another
-    key's, which `restore` never brings back, so logs/ does not lack them. Read only when some
-    are lacking; none when the tip or its index cannot be read here."""
+    """Those of `names` (snapshot files the branch holds that logs/ lacks) that `restore` never
+    brings back, so logs/ does not lack them: those whose line in the index at the tip of the
+    branch as last fetched is signed, by none of `keys` (your_keys: another key's), and those no
+    line there names at all (another chain's files the tree keeps, such as your other machine's
+    under a key of its own after this machine's push: `restore` reads the tip's index alone, so
+    sending the user to it would loop). Read only when some are
+    lacking; none when the tip or its index cannot be read here (`restore` walks past it)."""
     from precompact.remote import gitstore
 
     tip = gitstore.remote_tip(repo, target)
@@ -275,11 +393,15 @@ def others_snapshots(repo, target, names: set[str], keys: dict[str, int | None])
     [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
     if not isinstance(copy, bytes):
         return set()
+    read = savepoint_log.parse(copy.splitlines(keepends=True))
+    if read.bad_lines:
+        return set()
+    named = {s.snapshot_file for s in read.savepoints}
     return {
         s.snapshot_file
-        for s in savepoint_log.parse(copy.splitlines(keepends=True)).savepoints
+        for s in read.savepoints
         if s.snapshot_file in names and s.signatures and not any(signed.signed_by(s, key) for key in keys)
-    }
+    } | (names - named)
 
 
 def own_key(savepoints: list[savepoint_log.Savepoint]) -> str | None:
@@ -377,19 +499,19 @@ class OwnIndex:
 
 def own_index(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> OwnIndex:
     """The index copy at `start` (the branch's tip, or a commit of its history), unless it holds
-    a line of `instance` another key signed (`foreign_line`) or is not a readable index
-    (`index_at`): then that of the commit the walk back finds (`_walk`), saying what was left
-    out. IndexNotRead when no identity here can try an encrypted copy; NoOwnIndex when the copy
-    at `start` is unreadable and the walk finds none of yours behind it."""
+    a line of `instance` another key signed (`another_key`), is not a readable index
+    (`index_at`), or holds fewer of your key's savepoints than an earlier copy of its history (a
+    rollback: `_rolled_back`): then that of the commit the walk back finds (`_walk`), saying what
+    was left out. IndexNotRead when no identity here can try an encrypted copy; NoOwnIndex when
+    the copy at `start` is unreadable and the walk finds none of yours behind it."""
     try:
         read = index_at(repo, target, start)
-        foreign = foreign_line(savepoint_log.of_instance(read, instance), keys)
-        left_out = f"{foreign}: another key saved under this instance's name" if foreign else None
+        left_out = another_key(savepoint_log.of_instance(read, instance), keys)
     except Spoilt as e:
         read, left_out = [], f"{e.why}, so the tip's index was left out"
     if left_out is None:
-        return OwnIndex(start, read)
-    source, walked = _walk(repo, target, start, instance, keys)
+        return _rolled_back(repo, target, start, instance, keys, read) or OwnIndex(start, read)
+    source, walked, _ = _walk(repo, target, start, instance, keys)
     if source != start:
         return OwnIndex(source, index_at(repo, target, source), left_out, walked)
     if not read:
@@ -397,7 +519,48 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
     return OwnIndex(start, read, left_out, walked)
 
 
-def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str]:
+def _rolled_back(
+    repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
+) -> OwnIndex | None:
+    """The index to restore from when the one at `start` is a rollback (`rollback`), or None."""
+    found = rollback(repo, target, start, instance, keys, read)
+    if found is None:
+        return None
+    source, dropped, walked = found
+    return OwnIndex(source, index_at(repo, target, source), f"{dropped}, so the tip's index was left out", walked)
+
+
+def rollback(
+    repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
+) -> tuple[str, str, str] | None:
+    """When the index at `start` (`read`) holds only your own lines but fewer of your
+    savepoints than an earlier copy of its history (a commit on top whose tree is an earlier
+    state of the branch: a `git revert` of its last commits, or your own earlier index
+    replayed): the commit holding the most (`_walk`), what the tip dropped, and the walk's
+    words. None otherwise. Walked only when the history added a snapshot file the index at
+    `start` does not name (one `git log`; an intact branch names every one it added)."""
+    from precompact.remote import gitstore
+
+    named = {s.snapshot_file for s in read}
+    if not set(gitstore.commits_adding_snapshots(repo, start)) - named:
+        return None
+    mine = [
+        s.sequence for s in savepoint_log.of_instance(read, instance) if any(signed.signed_by(s, key) for key in keys)
+    ]
+    source, walked, highest = _walk(repo, target, start, instance, keys)
+    held = max(mine, default=0)
+    if highest is None or highest <= held:
+        return None
+    dropped = (
+        f"its index holds your savepoints up to #{held}, an earlier copy in its history up to #{highest}: "
+        f"{_sequences(list(range(held + 1, highest + 1)))} were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes)"
+        if held
+        else f"its index holds none of your savepoints, an earlier copy in its history up to #{highest}: a later commit dropped them (a rollback)"
+    )
+    return source, dropped, walked
+
+
+def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str, int | None]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
     key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
     commits of `start`'s history that changed the index copy, the one whose index holds the
@@ -419,7 +582,9 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
             continue  # encrypted to identities not here, or not there: not yours to restore
         parsed = savepoint_log.parse(copy.splitlines(keepends=True))
         mine = savepoint_log.of_instance(parsed.savepoints, instance)
-        if parsed.bad_lines or not mine or foreign_line(mine, keys):
+        if parsed.bad_lines or not mine or (best is not None and mine[-1].sequence <= best[0]):
+            continue  # none of it, or no more of it than the best so far: its signatures go unchecked
+        if foreign_line(mine, keys):
             continue
         yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
         if not yours:
@@ -431,11 +596,13 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
         f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
     )
     if best is not None:
-        return best[1], (
-            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}"
+        return (
+            best[1],
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
+            best[0],
         )
     if not read:
-        return start, f"no commit of its history holds {name}: not a precompact savepoint branch"
+        return start, f"no commit of its history holds {name}: not a precompact savepoint branch", None
     more = (
         f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
         if beyond
@@ -444,4 +611,5 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
     return (
         start,
         f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}{skipped}",
+        None,
     )

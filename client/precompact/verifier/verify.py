@@ -156,7 +156,8 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         report.nothing_held = _nothing_held(config, report.remote, chain_reads[config.instance][1])
     if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
         keys = team.your_keys(config, run.signer)
-        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys)
+        pushed = savepoint_log.of_instance(folded, config.instance)
+        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys, pushed)
         if foreign:
             report.findings.append(Finding(None, "layer 2", foreign, config.instance))
     return report
