@@ -35,6 +35,10 @@ INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
 # The key of a line written from a hook's queue entry, naming the entry (`from_queue_entry`).
 QUEUE_ENTRY = "queue_entry"
+# When the hook that queued a savepoint or a compaction summary ran (Unix seconds), in the index
+# line written from its entry (and the snapshot): the line's own `timestamp` is when it was
+# written, which for a savepoint is its chain timestamp and never goes back.
+QUEUED_AT = "queued_at"
 LOCK_POLL_SECONDS = 0.01
 # The `recovered` reason of a savepoint a hook left queued (the index lock busy past its wait)
 # and the worker or the compaction's session start then wrote: saved whole, only later.
@@ -51,6 +55,10 @@ class Event(StrEnum):
     LAYER_3_CONFIRMED = "LAYER_3_CONFIRMED"
     LAYER_3_FAILED = "LAYER_3_FAILED"
     COMPACT_SUMMARY = "COMPACT_SUMMARY"
+    # A compaction summary queued while its savepoint was, whose savepoint was then never written
+    # (a later one of the session held it) and whose holder has a later compaction's summary: kept
+    # with the holder, never its `compact_summary` (local/snapshot.record_summary).
+    EARLIER_COMPACT_SUMMARY = "EARLIER_COMPACT_SUMMARY"
     # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
     BRIEF_DELIVERED = "BRIEF_DELIVERED"
     RESURRECTED = "RESURRECTED"
@@ -448,6 +456,18 @@ class Savepoint(Record):
     @property
     def unix_timestamp(self) -> int:
         return self._number("unix_timestamp") or 0
+
+    @property
+    def queued_at(self) -> int | None:
+        """When the hook whose queue entry it was written from ran (None: its hook wrote it)."""
+        return self._number(QUEUED_AT)
+
+    @property
+    def made_at(self) -> int:
+        """When the conversation it holds was saved (Unix seconds): its hook's time, which for a
+        savepoint written from a queue entry is earlier than `unix_timestamp`, the write's."""
+        queued_at = self.queued_at
+        return queued_at if queued_at is not None and queued_at <= self.unix_timestamp else self.unix_timestamp
 
     @property
     def trigger(self) -> str | None:
