@@ -815,10 +815,10 @@ def _parsed(name: str, stored: bytes) -> QueueEntry:
     if not isinstance(found, dict):
         return QueueEntry(name, other_version="not a JSON object")
     version = found.get("version", 1)
-    if type(version) is not int or not 1 <= version <= QUEUE_FORMAT:
-        return QueueEntry(
-            name, other_version=f"format {quoting.inline(str(version)[:40])}, this version reads 1 to {QUEUE_FORMAT}"
-        )
+    if type(version) is not int:
+        return QueueEntry(name, other_version="a format this version does not read")
+    if not 1 <= version <= QUEUE_FORMAT:
+        return QueueEntry(name, other_version=f"format {version}, this version reads 1 to {QUEUE_FORMAT}")
     instance, queued_at = found.get("instance"), found.get("queued_at")
     if version > 1 and (not isinstance(instance, str) or type(queued_at) is not int):
         return QueueEntry(name, other_version="no instance or time of its hook")
