@@ -215,6 +215,8 @@ def test_an_earlier_compaction_s_summary_never_becomes_a_later_compaction_s_save
     assert queue_names(project) == [] and (done.left, done.failed) == (0, 0)
     [saved] = savepoint_log.savepoints(project.logs)
     assert saved.compact_summary == "SECOND-COMPACTION"
+    [line] = [e for e in events(project, savepoint_log.Event.COMPACT_SUMMARY) if e["summary"] == "SECOND-COMPACTION"]
+    assert line["queue_entry"] == second and isinstance(line["queued_at"], int)
     if not worker_between:
         [earlier] = events(project, savepoint_log.Event.EARLIER_COMPACT_SUMMARY)
         assert (earlier["sequence"], earlier["summary"]) == (1, "FIRST-COMPACTION")
@@ -266,6 +268,7 @@ def test_a_savepoint_written_from_the_queue_keeps_its_hook_s_time_and_newest_rea
     assert (a.session_id, a.sequence, b.sequence) == ("s-A0000000001", 2, 1)
     assert a.unix_timestamp >= b.unix_timestamp  # the chain's timestamps never go back
     assert a.queued_at is not None and before <= a.queued_at < b.unix_timestamp
+    assert a.created["queue_entry"] and "queue_entry" not in b.created
     assert (a.made_at, b.made_at) == (a.queued_at, b.unix_timestamp) and b.queued_at is None
     document = json.loads((project.path / a.snapshot_file).read_bytes())
     assert document["queued_at"] == a.queued_at

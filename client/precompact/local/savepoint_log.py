@@ -13,6 +13,7 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import errno
 import fcntl
@@ -273,6 +274,16 @@ def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     return list(problems)
 
 
+def _compaction_time(line: dict) -> int:
+    queued_at = line.get(QUEUED_AT)
+    if type(queued_at) is int:
+        return queued_at
+    try:
+        return calendar.timegm(time.strptime(str(line.get("timestamp")), "%Y-%m-%dT%H:%M:%SZ"))
+    except (ValueError, OverflowError):
+        return 0
+
+
 class IndexRead(Record):
     events: list[dict] = field(default_factory=list)
     bad_lines: list[int] = field(default_factory=list)
@@ -284,6 +295,24 @@ class IndexRead(Record):
 
     def lineage(self, instance: str) -> list[str]:
         return lineage(self.events, instance)
+
+    def from_queue_entry(self, name: str) -> str | None:
+        """The event of the line written from queue entry `name` (local/snapshot.py), None when
+        no line was."""
+        kinds = [event.get("event") for event in self.events if event.get(QUEUE_ENTRY) == name]
+        return str(kinds[0]) if kinds else None
+
+    def summarised_after(self, instance: str, sequences: set[int], after: int) -> bool:
+        """Whether one of `instance`'s savepoints `sequences` has the summary of a compaction made
+        after `after` (Unix seconds): its hook's time (`QUEUED_AT`), or, for a line that names
+        none, when the line was written."""
+        return any(
+            event.get("event") == Event.COMPACT_SUMMARY
+            and event.get("instance") == instance
+            and event.get("sequence") in sequences
+            and _compaction_time(event) > after
+            for event in self.events
+        )
 
     def rotations(self, instance: str) -> list[Rotation]:
         """`instance`'s key rotations this machine recorded, in the order they happened
@@ -456,6 +485,11 @@ class Savepoint(Record):
     @property
     def unix_timestamp(self) -> int:
         return self._number("unix_timestamp") or 0
+
+    @property
+    def queue_entry(self) -> str | None:
+        """The queue entry it was written from (None: its hook wrote it)."""
+        return self._text(QUEUE_ENTRY)
 
     @property
     def queued_at(self) -> int | None:

@@ -1149,20 +1149,20 @@ def record_summary(
             import orjson
 
             _store(settings, name, SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
-        line = next((event for event in index.events if event.get(savepoint_log.QUEUE_ENTRY) == name), None)
-        if line is None:
+        kind = index.from_queue_entry(name)
+        if kind is None:
             kind = savepoint_log.Event.EARLIER_COMPACT_SUMMARY if earlier else savepoint_log.Event.COMPACT_SUMMARY
             line = savepoint_log.marked(
                 savepoint,
                 kind,
                 trigger=summary.trigger,
                 summary=summary.summary,
-                **({"queued_at": summary.queued_at} if summary.queued_at is not None else {}),
+                **({savepoint_log.QUEUED_AT: summary.queued_at} if summary.queued_at is not None else {}),
                 **{savepoint_log.QUEUE_ENTRY: name},
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
         note = None
-        if line.get("event") == savepoint_log.Event.EARLIER_COMPACT_SUMMARY:
+        if kind == savepoint_log.Event.EARLIER_COMPACT_SUMMARY:
             note = (
                 f"kept with savepoint {savepoint.sequence} of its session as an earlier compaction's summary: its own "
                 "savepoint was not written (a later one held it), and a later compaction's summary is that savepoint's"
@@ -1192,7 +1192,7 @@ def _summary_savepoint(
         return (named[0], False) if named else missing
     if summary.savepoint_entry is None:  # a version 1 entry: the session's latest, as that version read it
         return (mine[-1], False) if mine else missing
-    written = [s for s in mine if s.created.get(savepoint_log.QUEUE_ENTRY) == summary.savepoint_entry]
+    written = [s for s in mine if s.queue_entry == summary.savepoint_entry]
     if written:
         return written[0], False
     if summary.savepoint_entry in queued(hooks.logs):
@@ -1204,28 +1204,8 @@ def _summary_savepoint(
     if not holding:
         return missing
     holder = holding[0]
-    after = summary.queued_at or 0
-    later = any(
-        event.get("event") == savepoint_log.Event.COMPACT_SUMMARY
-        and event.get("instance") == hooks.instance
-        and event.get("sequence") in {s.sequence for s in mine}
-        and _compaction_time(event) > after
-        for event in index.events
-    )
+    later = index.summarised_after(hooks.instance, {s.sequence for s in mine}, summary.queued_at or 0)
     return holder, later
-
-
-def _compaction_time(line: dict) -> int:
-    """When the compaction of a summary's index line happened: its hook's time, or, for one
-    recorded by its own hook, the line's."""
-    queued_at = line.get("queued_at")
-    if type(queued_at) is int:
-        return queued_at
-    stamp = line.get("timestamp")
-    try:
-        return int(datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp())
-    except ValueError:
-        return 0
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
