@@ -79,7 +79,9 @@ NOT_STAMPED = "not written by this machine (no stamp of its key)"
 QUEUE_FORMAT = 2
 ANOTHER_VERSION = "written by another precompact version: run that version's `precompact flush`"
 # What a queued savepoint's entry says of its transcript's bytes before its end (TranscriptSeen):
-# the SHA-256 of the last 64 KiB, about 0.1 ms to hash at the hook and again at the writer.
+# the SHA-256 of the last 64 KiB, a read and a hash of the same size whatever the transcript's, at
+# the hook and again at the writer (a hash of every byte up to the end would cost the hook a
+# read of the whole transcript).
 TRANSCRIPT_TAIL_BYTES = 64 << 10
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
@@ -876,8 +878,9 @@ def queued_savepoints(logs: Path) -> int:
 
 def queued_notice(logs: Path) -> str | None:
     """What every command says while savepoints or compaction summaries this machine queued are
-    not written yet (None: none are). Entries it did not make are not counted: they hold nothing
-    of its, and the next writer removes them unread."""
+    not written yet, and while entries of another precompact version wait for that version's
+    writer (None: none are). Entries it did not make are not counted: they hold nothing of its,
+    and the next writer removes them unread."""
     try:
         entries = queue_entries(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
@@ -920,9 +923,11 @@ def write_queued(settings: Settings, held: Held, summary_recorded: Callable[[Que
     lock, at each entry, as long as a save of a large transcript can take), oldest first;
     `summary_recorded` is told of each summary once it is recorded (its savepoint's sequence
     filled in), before its entry is removed. An entry this machine did not make, or that is no
-    file precompact writes (a link, a FIFO, oversized), is removed unread; so is a summary whose
-    session has no savepoint. A savepoint that `held` finds held already is not written again.
-    One entry that fails is said and left queued, and the rest are written all the same, but for
+    file precompact writes (a link, a FIFO, oversized), is removed unread; one of another
+    precompact version is left queued, said and counted failed, as are a savepoint whose
+    transcript no longer holds what its hook saw and a summary whose savepoint is missing
+    (`write_entry`, `record_summary`). A savepoint that `held` finds held already is not written
+    again. One entry that fails is said and left queued, and the rest are written all the same, but for
     a summary waiting for its session's queued savepoint; the index lock busy past the wait stops
     the run (every entry would wait as long)."""
     return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
