@@ -885,7 +885,9 @@ def queued_notice(logs: Path) -> str | None:
         entries = queue_entries(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
         return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
-    savepoints = sum(entry.session is not None for entry in entries)
+    # A savepoint whose transcript no longer holds what its hook saw is none `flush` can write.
+    changed = sum(entry.session is not None and _transcript_changed(entry) is not None for entry in entries)
+    savepoints = sum(entry.session is not None for entry in entries) - changed
     summaries = sum(entry.summary is not None for entry in entries)
     others = sum(entry.other_version is not None for entry in entries)
     said = [f"{savepoints} savepoint(s)"] if savepoints else []
@@ -895,6 +897,11 @@ def queued_notice(logs: Path) -> str | None:
         f"(logs/{QUEUE_DIR}/): run `precompact flush`"
     )
     notices = [queued_here] if said else []
+    if changed:
+        notices.append(
+            f"{changed} savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, "
+            f"never written (logs/{QUEUE_DIR}/): `precompact flush` names each; remove its entry to give it up"
+        )
     if others:
         notices.append(f"{others} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}")
     return "; ".join(notices) or None
