@@ -215,7 +215,9 @@ def to_brief(
         for s in saved
         if not is_empty(s) and not (session_id and s.session_id == session_id and s.trigger not in COMPACTED)
     ]
-    return held[-1] if held else None
+    # The newest by when its hook saved it, not by when it was written: a savepoint a hook queued
+    # is written later, perhaps after a newer session's (review12a F5). Of equals, the last written.
+    return max(reversed(held), key=lambda s: s.made_at) if held else None
 
 
 def latest_of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> savepoint_log.Savepoint | None:

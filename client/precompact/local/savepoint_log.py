@@ -13,6 +13,7 @@ This is the one writer of SAVEPOINT_CREATED lines, so it is where each gets this
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import errno
 import fcntl
@@ -35,6 +36,10 @@ INDEX_NAME = "precompact-savepoint.jsonl"
 LOCK_NAME = "precompact-savepoint.lock"
 # The key of a line written from a hook's queue entry, naming the entry (`from_queue_entry`).
 QUEUE_ENTRY = "queue_entry"
+# When the hook that queued a savepoint or a compaction summary ran (Unix seconds), in the index
+# line written from its entry (and the snapshot): the line's own `timestamp` is when it was
+# written, which for a savepoint is its chain timestamp and never goes back.
+QUEUED_AT = "queued_at"
 LOCK_POLL_SECONDS = 0.01
 # The `recovered` reason of a savepoint a hook left queued (the index lock busy past its wait)
 # and the worker or the compaction's session start then wrote: saved whole, only later.
@@ -51,6 +56,10 @@ class Event(StrEnum):
     LAYER_3_CONFIRMED = "LAYER_3_CONFIRMED"
     LAYER_3_FAILED = "LAYER_3_FAILED"
     COMPACT_SUMMARY = "COMPACT_SUMMARY"
+    # A compaction summary queued while its savepoint was, whose savepoint was then never written
+    # (a later one of the session held it) and whose holder has a later compaction's summary: kept
+    # with the holder, never its `compact_summary` (local/snapshot.record_summary).
+    EARLIER_COMPACT_SUMMARY = "EARLIER_COMPACT_SUMMARY"
     # A session was given a savepoint's restore brief (by the SessionStart hook; not given it again).
     BRIEF_DELIVERED = "BRIEF_DELIVERED"
     RESURRECTED = "RESURRECTED"
@@ -265,6 +274,16 @@ def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     return list(problems)
 
 
+def _compaction_time(line: dict) -> int:
+    queued_at = line.get(QUEUED_AT)
+    if type(queued_at) is int:
+        return queued_at
+    try:
+        return calendar.timegm(time.strptime(str(line.get("timestamp")), "%Y-%m-%dT%H:%M:%SZ"))
+    except (ValueError, OverflowError):
+        return 0
+
+
 class IndexRead(Record):
     events: list[dict] = field(default_factory=list)
     bad_lines: list[int] = field(default_factory=list)
@@ -276,6 +295,24 @@ class IndexRead(Record):
 
     def lineage(self, instance: str) -> list[str]:
         return lineage(self.events, instance)
+
+    def from_queue_entry(self, name: str) -> str | None:
+        """The event of the line written from queue entry `name` (local/snapshot.py), None when
+        no line was."""
+        kinds = [event.get("event") for event in self.events if event.get(QUEUE_ENTRY) == name]
+        return str(kinds[0]) if kinds else None
+
+    def summarised_after(self, instance: str, sequences: set[int], after: int) -> bool:
+        """Whether one of `instance`'s savepoints `sequences` has the summary of a compaction made
+        after `after` (Unix seconds): its hook's time (`QUEUED_AT`), or, for a line that names
+        none, when the line was written."""
+        return any(
+            event.get("event") == Event.COMPACT_SUMMARY
+            and event.get("instance") == instance
+            and event.get("sequence") in sequences
+            and _compaction_time(event) > after
+            for event in self.events
+        )
 
     def rotations(self, instance: str) -> list[Rotation]:
         """`instance`'s key rotations this machine recorded, in the order they happened
@@ -448,6 +485,23 @@ class Savepoint(Record):
     @property
     def unix_timestamp(self) -> int:
         return self._number("unix_timestamp") or 0
+
+    @property
+    def queue_entry(self) -> str | None:
+        """The queue entry it was written from (None: its hook wrote it)."""
+        return self._text(QUEUE_ENTRY)
+
+    @property
+    def queued_at(self) -> int | None:
+        """When the hook whose queue entry it was written from ran (None: its hook wrote it)."""
+        return self._number(QUEUED_AT)
+
+    @property
+    def made_at(self) -> int:
+        """When the conversation it holds was saved (Unix seconds): its hook's time, which for a
+        savepoint written from a queue entry is earlier than `unix_timestamp`, the write's."""
+        queued_at = self.queued_at
+        return queued_at if queued_at is not None and queued_at <= self.unix_timestamp else self.unix_timestamp
 
     @property
     def trigger(self) -> str | None:

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from precompact.boundary import git_env, logs_dir, outside_json, processes
+from precompact.boundary import git_env, logs_dir, outside_json, processes, quoting, session_file
 from precompact.errors import PrecompactError
 from precompact.local import chunks, provenance, savepoint_log
 from precompact.records import Record, field
@@ -70,6 +70,19 @@ QUEUED_REASON = savepoint_log.QUEUED_REASON
 QUEUED_SUMMARY_MAX_CHARS = 2 << 20
 QUEUE_ENTRY_MAX_BYTES = 16 << 20
 NOT_STAMPED = "not written by this machine (no stamp of its key)"
+# The queue entry's format (docs/reliability.md, "What a queue entry holds"). An entry without a
+# "version" was written before entries named theirs: version 1, read as this version's own. Both
+# are read leniently (a field this version does not know is another version's optional one,
+# ignored; an optional one missing takes its default); an entry of a version above this one, or
+# stamped by this machine but not readable here, is another precompact's (the plugin's hooks and
+# the user's CLI are separate installs): left queued and named, never removed unread.
+QUEUE_FORMAT = 2
+ANOTHER_VERSION = "written by another precompact version: run that version's `precompact flush`"
+# What a queued savepoint's entry says of its transcript's bytes before its end (TranscriptSeen):
+# the SHA-256 of the last 64 KiB, a read and a hash of the same size whatever the transcript's, at
+# the hook and again at the writer (a hash of every byte up to the end would cost the hook a
+# read of the whole transcript).
+TRANSCRIPT_TAIL_BYTES = 64 << 10
 GIT_TIMEOUT_SECONDS = 5.0
 # The session-state file is a short note of priorities; beyond this its head is kept, cut.
 SESSION_STATE_CAP_BYTES = 1 << 20
@@ -459,10 +472,13 @@ def _create_locked(
     recovery: Recovery | None,
     until: int | None = None,
     queued: str | None = None,
+    queued_at: int | None = None,
 ) -> WrittenSnapshot:
     """`create_savepoint`'s work, the index lock held. `until`: the byte the transcript is read
     up to where `recovery` does not say; `queued`: the queue entry it is made from, named in the
-    index line and removed once the line is appended."""
+    index line and removed once the line is appended; `queued_at`: when that entry's hook ran,
+    kept in the index line and the snapshot beside the write's own time (the chain's timestamp,
+    which never goes back), so that what reads them places the savepoint when its hook saw it."""
     index = savepoint_log.read(settings.logs)
     mine = savepoint_log.of_instance(index.savepoints, settings.instance)
     previous = mine[-1] if mine else None
@@ -497,7 +513,7 @@ def _create_locked(
         now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
         path = settings.logs.parent / name
         digest, size, facts = _write_snapshot(
-            saves, path, settings, session, now, sequence, mine, lineage, recovery, until
+            saves, path, settings, session, now, sequence, mine, lineage, recovery, until, queued_at
         )
     event = {
         "event": savepoint_log.Event.SAVEPOINT_CREATED,
@@ -540,6 +556,8 @@ def _create_locked(
         # A process killed between this line and the entry's removal leaves the entry: the
         # next one to take it finds it written (savepoint_log.from_queue_entry), never twice.
         event[savepoint_log.QUEUE_ENTRY] = queued
+    if queued_at is not None:
+        event[savepoint_log.QUEUED_AT] = queued_at
     savepoint_log.append(settings.logs, event)
     if queued is not None:
         _unqueue(settings.logs, queued)
@@ -565,42 +583,164 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
     bounds what the worker reads, so the savepoint holds what the hook would have saved, and
     never the part of a line written so far as a malformed line of its own; `reason` is what its
     index line then says it was recovered for (None: not a recovery, as SessionEnd's are not).
+    The entry says what the hook saw (`_entry_header`, and the transcript's `TranscriptSeen`), so
+    that the writer writes it as the hook would have, or not at all.
     Stamped with this machine's key: a queue entry that came with the project is never read (it
     could name any file as a transcript). The entry's name, for `write_entry`."""
-    if end is None and session.transcript_path:
+    seen = None
+    if session.transcript_path:
         from precompact.transcript import claude_code as transcript
 
         path = Path(session.transcript_path)
-        transcript.settle(path)
-        end = transcript.whole_lines_end(path) if path.exists() else None
+        if end is None:
+            transcript.settle(path)
+            end = transcript.whole_lines_end(path) if path.exists() else None
+        seen = _transcript_seen(session, end)
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
-    return _enqueue(settings, QUEUE_PURPOSE, entry, ".json")
+    entry = {
+        **_entry_header(settings),
+        "session": session.as_dict(),
+        "end": end,
+        "reason": reason,
+        "transcript": seen.as_dict() if seen is not None else None,
+    }
+    return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), ".json")
+
+
+def _entry_header(settings: Settings) -> dict:
+    """What every queue entry says of its hook, in one place: the entry's format, the instance the
+    hook was loaded as (its savepoint is that instance's, whatever instance the writer is
+    loaded as: `precompact flush --instance`), and when the hook ran (`queued_at`, Unix seconds:
+    the savepoint written from it keeps it, the write's own time being its chain timestamp)."""
+    return {"version": QUEUE_FORMAT, "instance": settings.instance, "queued_at": int(time.time())}
+
+
+class TranscriptSeen(Record, frozen=True):
+    """What the hook saw of the transcript a queued savepoint reads up to its entry's end: the
+    file (`device`, `inode`) and the SHA-256 of its last TRANSCRIPT_TAIL_BYTES before that end.
+    Recorded for a transcript that is the agent's own file (Claude Code's); another agent's
+    document is rebuilt from its session file (transcript/agents.py), so no file of it is the
+    hook's to compare."""
+
+    device: int
+    inode: int
+    tail_sha256: str
+
+
+def _transcript_seen(session: Session, end: int | None) -> TranscriptSeen | None:
+    """`session`'s transcript as it is now, up to `end` (None: not one to compare, or unreadable)."""
+    from precompact.transcript import agents
+
+    if end is None or session.agent_transcript or agents.is_held(session.transcript_path):
+        return None
+    try:
+        return _seen_now(str(session.transcript_path), end)
+    except _TranscriptChanged:
+        return None
+
+
+class _TranscriptChanged(Exception):
+    """The transcript no longer holds what its queue entry's hook saw; the message says how."""
+
+
+def _seen_now(path: str, end: int) -> TranscriptSeen:
+    """The file at `path` and the hash of its TRANSCRIPT_TAIL_BYTES before `end`; _TranscriptChanged
+    when it is gone, no file a reader may open, or shorter than `end`."""
+    shown = quoting.inline(path)
+    try:
+        with session_file.open_read(path) as f:
+            found = os.fstat(f.fileno())
+            if found.st_size < end:
+                raise _TranscriptChanged(
+                    f"its transcript {shown} was cut since the hook ({found.st_size} of {end} bytes)"
+                )
+            start = max(end - TRANSCRIPT_TAIL_BYTES, 0)
+            f.seek(start)
+            tail = f.read(end - start)
+    except FileNotFoundError:
+        raise _TranscriptChanged(f"its transcript {shown} is gone") from None
+    except session_file.NotASessionFile as e:
+        raise _TranscriptChanged(f"its transcript {shown} {e.strerror}") from None
+    except OSError as e:
+        raise _TranscriptChanged(f"its transcript {shown} cannot be read ({e.strerror or e})") from None
+    if len(tail) != end - start:
+        raise _TranscriptChanged(f"its transcript {shown} was cut while it was read")
+    return TranscriptSeen(found.st_dev, found.st_ino, hashlib.sha256(tail).hexdigest())
+
+
+def _transcript_changed(entry: QueueEntry) -> str | None:
+    """How the transcript of queued savepoint `entry` no longer holds what its hook saw (gone, no
+    file a reader may open, another file, cut, or other bytes before its end), None when it still
+    does, or when the entry recorded nothing to compare (written by version 1, or another agent's
+    document)."""
+    if entry.session is None or entry.transcript is None or entry.end is None:
+        return None
+    try:
+        now = _seen_now(str(entry.session.transcript_path), entry.end)
+    except _TranscriptChanged as e:
+        return str(e)
+    shown = quoting.inline(str(entry.session.transcript_path))
+    if (now.device, now.inode) != (entry.transcript.device, entry.transcript.inode):
+        return f"its transcript {shown} is another file than the one the hook read"
+    if now.tail_sha256 != entry.transcript.tail_sha256:
+        return f"its transcript {shown} no longer holds the bytes the hook saw before byte {entry.end}"
+    return None
 
 
 class QueuedSummary(Record, frozen=True):
     """A compaction summary PostCompact could not record (the index lock busy): the session's,
-    for its savepoint `sequence` (None: the one its recovery queued just before, so the session's
-    latest when the worker records it), redacted already, with the compaction's trigger and the
-    agent (whose session is then given what the summary left out: ops/addendum.py)."""
+    redacted already, with the compaction's trigger and the agent (whose session is then given
+    what the summary left out: ops/addendum.py), bound to its compaction's savepoint: `sequence`,
+    once written; or, while that savepoint is queued, `savepoint_entry`, the queue entry it is
+    written from, reading its transcript up to `transcript_end` (`queue_summary` binds it).
+    `instance` and `queued_at` are its hook's (`_entry_header`; None in a version 1 entry)."""
 
     session_id: str
     sequence: int | None
     trigger: str | None
     summary: str
     agent: str
+    savepoint_entry: str | None = None
+    transcript_end: int | None = None
+    instance: str | None = None
+    queued_at: int | None = None
 
 
 def queue_summary(settings: Settings, summary: QueuedSummary) -> str:
     """Leaves a compaction summary to the worker (`write_queued`), stamped as `queue`'s entries
     are: PostCompact's payload is the only place it exists, and a hook that gave up would lose it.
+    One given no savepoint (`sequence` None: its savepoint is queued) is bound to the furthest
+    savepoint queued for its session, which its compaction's hooks queued just before, or, when a
+    writer wrote that one meanwhile, to the session's latest savepoint: never to whatever savepoint
+    is the session's latest when the summary is recorded (a later compaction's).
     Its first QUEUED_SUMMARY_MAX_CHARS characters: a queue entry is read up to a bound. The
     entry's name, for `record_summary`."""
     import orjson
 
-    cut = summary.replace(summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS])
-    return _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps(cut.as_dict()), SUMMARY_SUFFIX)
+    header = _entry_header(settings)
+    cut = summary.replace(
+        summary=summary.summary[:QUEUED_SUMMARY_MAX_CHARS], instance=header["instance"], queued_at=header["queued_at"]
+    )
+    if cut.sequence is None and cut.savepoint_entry is None:
+        cut = _bound(settings, cut)
+    return _enqueue(settings, SUMMARY_PURPOSE, orjson.dumps({**header, **cut.as_dict()}), SUMMARY_SUFFIX)
+
+
+def _bound(settings: Settings, summary: QueuedSummary) -> QueuedSummary:
+    """`summary` bound to its compaction's savepoint (`queue_summary`)."""
+    waiting = [
+        entry
+        for entry in queue_entries(settings.logs)
+        if entry.session is not None
+        and entry.session.session_id == summary.session_id
+        and entry.instance in (None, settings.instance)
+    ]
+    if waiting:
+        furthest = max(waiting, key=lambda entry: entry.end or 0)  # the first of equals: max keeps it
+        return summary.replace(savepoint_entry=furthest.name, transcript_end=furthest.end)
+    mine = _session_savepoints(settings, summary.session_id)
+    return summary.replace(sequence=mine[-1].sequence) if mine else summary
 
 
 def _enqueue(settings: Settings, purpose: str, entry: bytes, suffix: str) -> str:
@@ -628,15 +768,23 @@ def queued(logs: Path) -> list[str]:
 
 
 class QueueEntry(Record, frozen=True):
-    """A queue entry as read: a savepoint's (`session`, read up to `end`), a compaction summary's
-    (`summary`), or neither: one this machine did not make (no stamp of its key), or `refused`
-    (why it is no file precompact writes: a link, a FIFO, over QUEUE_ENTRY_MAX_BYTES)."""
+    """A queue entry as read: a savepoint's (`session`, read up to `end`, recovered for `reason`,
+    its transcript as the hook saw it: `transcript`), a compaction summary's (`summary`), or
+    neither: one this machine did not make (no stamp of its key), `refused` (why it is no file
+    precompact writes: a link, a FIFO, over QUEUE_ENTRY_MAX_BYTES), or `other_version` (stamped
+    here, but by a precompact whose entries this one cannot read: what it found). `instance` and
+    `queued_at` are its hook's (None in a version 1 entry)."""
 
     name: str
     session: Session | None = None
     end: int | None = None
+    reason: str | None = None
+    transcript: TranscriptSeen | None = None
     summary: QueuedSummary | None = None
     refused: str | None = None
+    other_version: str | None = None
+    instance: str | None = None
+    queued_at: int | None = None
 
 
 def queue_entries(logs: Path) -> list[QueueEntry]:
@@ -649,14 +797,43 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
         except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
             found.append(QueueEntry(name, refused=str(e)))
             continue
-        if stored is None:
-            continue
-        if name.endswith(SUMMARY_SUFFIX):
-            found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
-        else:
-            session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
-            found.append(QueueEntry(name, session=session, end=end))
+        if stored is not None:
+            found.append(_parsed(name, stored))
     return found
+
+
+def _parsed(name: str, stored: bytes) -> QueueEntry:
+    """Queue entry `name` as `stored` reads (`QueueEntry`): the one reader of its format."""
+    import orjson
+
+    summary_kind = name.endswith(SUMMARY_SUFFIX)
+    data = provenance.made_here(SUMMARY_PURPOSE if summary_kind else QUEUE_PURPOSE, stored)
+    if data is None:
+        return QueueEntry(name)
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        found = None
+    if not isinstance(found, dict):
+        return QueueEntry(name, other_version="not a JSON object")
+    version = found.get("version", 1)
+    if type(version) is not int:
+        return QueueEntry(name, other_version="a format this version does not read")
+    if not 1 <= version <= QUEUE_FORMAT:
+        return QueueEntry(name, other_version=f"format {version}, this version reads 1 to {QUEUE_FORMAT}")
+    instance, queued_at = found.get("instance"), found.get("queued_at")
+    if version > 1 and (not isinstance(instance, str) or type(queued_at) is not int):
+        return QueueEntry(name, other_version="no instance or time of its hook")
+    header = {"instance": instance if version > 1 else None, "queued_at": queued_at if version > 1 else None}
+    if summary_kind:
+        summary = _queued_summary(found)
+        if summary is None:
+            return QueueEntry(name, other_version="a compaction summary whose fields this version does not read")
+        return QueueEntry(name, summary=summary.replace(**header), **header)
+    read = _queued_session(found)
+    if read is None:
+        return QueueEntry(name, other_version="a savepoint whose fields this version does not read")
+    return QueueEntry(name, **read, **header)
 
 
 def _read_entry(logs: Path, name: str) -> bytes | None:
@@ -701,22 +878,33 @@ def queued_savepoints(logs: Path) -> int:
 
 def queued_notice(logs: Path) -> str | None:
     """What every command says while savepoints or compaction summaries this machine queued are
-    not written yet (None: none are). Entries it did not make are not counted: they hold nothing
-    of its, and the next writer removes them unread."""
+    not written yet, and while entries of another precompact version wait for that version's
+    writer (None: none are). Entries it did not make are not counted: they hold nothing of its,
+    and the next writer removes them unread."""
     try:
         entries = queue_entries(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
         return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
-    savepoints = sum(entry.session is not None for entry in entries)
+    # A savepoint whose transcript no longer holds what its hook saw is none `flush` can write.
+    changed = sum(entry.session is not None and _transcript_changed(entry) is not None for entry in entries)
+    savepoints = sum(entry.session is not None for entry in entries) - changed
     summaries = sum(entry.summary is not None for entry in entries)
-    if not savepoints and not summaries:
-        return None
+    others = sum(entry.other_version is not None for entry in entries)
     said = [f"{savepoints} savepoint(s)"] if savepoints else []
     said += [f"{summaries} compaction summary(ies)"] if summaries else []
-    return (
+    queued_here = (
         f"{' and '.join(said)} queued by a hook (the index was busy) and not written yet "
         f"(logs/{QUEUE_DIR}/): run `precompact flush`"
     )
+    notices = [queued_here] if said else []
+    if changed:
+        notices.append(
+            f"{changed} savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, "
+            f"never written (logs/{QUEUE_DIR}/): `precompact flush` names each; remove its entry to give it up"
+        )
+    if others:
+        notices.append(f"{others} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}")
+    return "; ".join(notices) or None
 
 
 # Given the instance's savepoints under the index lock, a queued savepoint's session (its
@@ -742,9 +930,11 @@ def write_queued(settings: Settings, held: Held, summary_recorded: Callable[[Que
     lock, at each entry, as long as a save of a large transcript can take), oldest first;
     `summary_recorded` is told of each summary once it is recorded (its savepoint's sequence
     filled in), before its entry is removed. An entry this machine did not make, or that is no
-    file precompact writes (a link, a FIFO, oversized), is removed unread; so is a summary whose
-    session has no savepoint. A savepoint that `held` finds held already is not written again.
-    One entry that fails is said and left queued, and the rest are written all the same, but for
+    file precompact writes (a link, a FIFO, oversized), is removed unread; one of another
+    precompact version is left queued, said and counted failed, as are a savepoint whose
+    transcript no longer holds what its hook saw and a summary whose savepoint is missing
+    (`write_entry`, `record_summary`). A savepoint that `held` finds held already is not written
+    again. One entry that fails is said and left queued, and the rest are written all the same, but for
     a summary waiting for its session's queued savepoint; the index lock busy past the wait stops
     the run (every entry would wait as long)."""
     return _write_queue(settings, held, lambda: QUEUED_LOCK_TIMEOUT_SECONDS, summary_recorded)
@@ -778,6 +968,12 @@ def _write_queue(
         if summary is not None and summary_recorded is None:
             done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
             break
+        if entry.other_version is not None:
+            if summary_recorded is not None:  # the worker's and flush's to say; a hook logs nothing
+                done.left += 1
+                done.failed += 1
+                done.notes.append(f"queue entry {shown} {ANOTHER_VERSION} ({entry.other_version})")
+            continue
         if session is None and summary is None:
             if summary_recorded is None:
                 continue
@@ -797,10 +993,24 @@ def _write_queue(
                     done.notes.append(
                         f"queued savepoint {shown} not written again: savepoint {taken.held_by.sequence} of its session holds what it would"
                     )
+                if taken.written is not None and taken.written.event["instance"] != settings.instance:
+                    instance = quoting.inline(taken.written.event["instance"])
+                    done.notes.append(
+                        f"queued savepoint {shown} written as savepoint {taken.written.sequence} of {instance}, the instance its hook saved to: `precompact flush --instance {instance}` takes it to Layers 2 and 3"
+                    )
+                if taken.left is not None:
+                    done.left += 1
+                    done.failed += 1
+                    stuck.add(session.session_id)
+                    done.notes.append(f"queued savepoint {shown} not written: {taken.left}")
             elif summary is not None and summary.sequence is None and summary.session_id in stuck:
                 done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
             elif summary is not None and summary_recorded is not None:
-                record_summary(settings, entry.name, lock_wait(), summary_recorded)
+                outcome = record_summary(settings, entry.name, lock_wait(), summary_recorded)
+                if outcome.note is not None:
+                    done.notes.append(f"queued summary {shown} {outcome.note}")
+                done.left += outcome.left
+                done.failed += outcome.failed
         except savepoint_log.LockTimeout as e:
             done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
             done.notes.append(f"queued savepoints not written yet: {e}")
@@ -816,38 +1026,58 @@ def _write_queue(
 class Taken(Record, frozen=True):
     """What `write_entry` did with a queue entry: `written`, the savepoint it wrote; `held_by`, a
     savepoint of its session that already holds what it would (the entry removed unwritten);
-    neither: another process wrote it first (the entry gone, or an index line naming it), or it
-    is none of this machine's (removed unread)."""
+    `left`, why the entry is left queued, unwritten, for the user (another version's entry, or a
+    transcript that no longer holds what its hook saw); none of these: another process wrote it
+    first (the entry gone, or an index line naming it), or it is none of this machine's (removed
+    unread)."""
 
     written: WrittenSnapshot | None = None
     held_by: savepoint_log.Savepoint | None = None
+    left: str | None = None
+
+
+def _hooks_settings(settings: Settings, entry: QueueEntry) -> Settings:
+    """The settings its hook saved with: the writer's, in the instance the hook was loaded as (a
+    version 1 entry names none: the writer's)."""
+    return settings if entry.instance in (None, settings.instance) else settings.replace(instance=entry.instance)
 
 
 def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) -> Taken:
-    """Writes the savepoint of the queue entry `name` and removes the entry, under one hold of
-    the index lock (the hook that queued it, the worker, `precompact flush` or a compaction's
-    session start: whichever takes the lock first), unless it is written already: its entry
-    gone, or an index line naming it (a writer killed between that line and the entry's
-    removal), or `held` finding a savepoint of its session that holds what it would (one
-    compaction's events each queued it, or a later save of the session came first). A forgotten
-    project's document is read again from its session file (`_read_again`), and `held` reads
-    that one. LockTimeout when the lock stays busy past `lock_timeout`."""
+    """Writes the savepoint of the queue entry `name`, in the instance its hook was loaded as, and
+    removes the entry, under one hold of the index lock (the hook that queued it, the worker,
+    `precompact flush` or a compaction's session start: whichever takes the lock first), unless
+    it is written already: its entry gone, or an index line naming it (a writer killed between
+    that line and the entry's removal), or `held` finding a savepoint of its session that holds
+    what it would (one compaction's events each queued it, or a later save of the session came
+    first). Its index line keeps the hook's time (`queued_at`). Left queued, unwritten (`left`):
+    an entry of another precompact version, and one whose transcript no longer holds what its
+    hook saw (gone, no file, another file, cut or rewritten: a savepoint of it would hold nothing,
+    part, or other bytes). A forgotten project's document is read again from its session file
+    (`_read_again`), and `held` reads that one. LockTimeout when the lock stays busy past
+    `lock_timeout`."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         stored = _read_entry(settings.logs, name)
         if stored is None:
             return Taken()
-        session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        entry = _parsed(name, stored)
+        if entry.other_version is not None:
+            return Taken(left=f"{ANOTHER_VERSION} ({entry.other_version})")
+        session, end, reason = entry.session, entry.end, entry.reason
         if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
             return Taken()
+        changed = _transcript_changed(entry)
+        if changed is not None:
+            return Taken(left=f"{changed}; no savepoint is made of it (remove the entry to give it up)")
+        hooks = _hooks_settings(settings, entry)
         with _read_again(session) as again:
-            holder = held(savepoint_log.savepoints(settings.logs, settings.instance), again, end)
+            holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), again, end)
             if holder is not None:
                 _unqueue(settings.logs, name)
                 return Taken(held_by=holder)
             recovery = Recovery(reason, end) if reason is not None and end is not None else None
-            written = _create_locked(settings, again, None, recovery, until=end, queued=name)
-    _register(settings)
+            written = _create_locked(hooks, again, None, recovery, until=end, queued=name, queued_at=entry.queued_at)
+    _register(hooks)
     return Taken(written=written)
 
 
@@ -880,47 +1110,114 @@ def _unqueue(logs: Path, name: str) -> None:
         os.unlink(name, dir_fd=waiting)  # gone: another process removed it first
 
 
+class Summarised(Record, frozen=True):
+    """What `record_summary` did with a queued compaction summary: `left` 1 when it stays queued
+    (its savepoint still queued, or `failed`: another version's entry, or its savepoint missing,
+    the user's to see), and a `note` saying why, or how it was kept."""
+
+    left: int = 0
+    failed: int = 0
+    note: str | None = None
+
+
 def record_summary(
     settings: Settings, name: str, lock_timeout: float, recorded: Callable[[QueuedSummary], None]
-) -> None:
-    """Records the queued compaction summary `name` with its savepoint, tells `recorded` (the
-    addendum is asked for there), then removes the entry, all under one hold of the index lock: a
-    process killed anywhere in between leaves the entry, and the next one to take it records the
-    summary once (the savepoint it was for is written into the entry first, and its line names
-    the entry) and tells `recorded` again, so what follows from it is never lost. An entry gone
-    meanwhile was recorded by another writer; one that does not read as a summary of this
-    machine's, or whose savepoint is not in the index, is removed. LockTimeout when the index
+) -> Summarised:
+    """Records the queued compaction summary `name` with its compaction's savepoint, in the
+    instance its hook was loaded as, tells `recorded` (the addendum is asked for there), then
+    removes the entry, all under one hold of the index lock: a process killed anywhere in between
+    leaves the entry, and the next one to take it records the summary once (the savepoint it was
+    for is written into the entry first, and its line names the entry) and tells `recorded`
+    again, so what follows from it is never lost. Its savepoint is the one it names, or the one
+    written from the queue entry it names (`queue_summary`); that entry dropped as held, the
+    savepoint that held it, unless a later compaction's summary of the session is recorded: then
+    it is kept as an EARLIER_COMPACT_SUMMARY of that savepoint, never its summary, and `recorded`
+    is not told. An entry gone meanwhile was recorded by another writer; one that is none of
+    this machine's is removed; one whose savepoint is still queued waits; one of another version,
+    or whose savepoint is missing, is left queued and counted failed. LockTimeout when the index
     lock stays busy past `lock_timeout` (the entry then waits for the worker)."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         stored = _read_entry(settings.logs, name)
         if stored is None:  # taken by another process meanwhile
-            return
-        summary = _queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))
-        mine = [] if summary is None else _session_savepoints(settings, summary.session_id)
-        if summary is not None and summary.sequence is not None:
-            mine = [s for s in mine if s.sequence == summary.sequence]
-        if summary is None or not mine:
+            return Summarised()
+        entry = _parsed(name, stored)
+        if entry.other_version is not None:
+            return Summarised(1, 1, f"not recorded: {ANOTHER_VERSION} ({entry.other_version})")
+        summary = entry.summary
+        if summary is None:
             _unqueue(settings.logs, name)
-            return
-        if summary.sequence is None:
-            # The session's latest now; a later savepoint of the session must not take it over
-            # when a killed worker's successor records it.
+            return Summarised()
+        hooks = _hooks_settings(settings, entry)
+        index = savepoint_log.read(settings.logs)
+        bound = _summary_savepoint(hooks, index, summary)
+        if isinstance(bound, Summarised):
+            return bound
+        savepoint, earlier = bound
+        unbound = summary.sequence is None and summary.savepoint_entry is None
+        summary = summary.replace(sequence=savepoint.sequence)
+        if unbound:
+            # A version 1 entry, bound for good (kept in its version): a later savepoint of the
+            # session must not take it over when a killed worker's successor records it.
             import orjson
 
-            summary = summary.replace(sequence=mine[-1].sequence)
             _store(settings, name, SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
-        if not savepoint_log.from_queue_entry(settings.logs, name):
+        kind = index.from_queue_entry(name)
+        if kind is None:
+            kind = savepoint_log.Event.EARLIER_COMPACT_SUMMARY if earlier else savepoint_log.Event.COMPACT_SUMMARY
             line = savepoint_log.marked(
-                mine[-1],
-                savepoint_log.Event.COMPACT_SUMMARY,
+                savepoint,
+                kind,
                 trigger=summary.trigger,
                 summary=summary.summary,
+                **({savepoint_log.QUEUED_AT: summary.queued_at} if summary.queued_at is not None else {}),
                 **{savepoint_log.QUEUE_ENTRY: name},
             )
             savepoint_log.append(settings.logs, {**line, "timestamp": savepoint_log.utc_timestamp()})
-        # Under the lock still, so that no other process takes the entry until it is removed.
-        recorded(summary)
+        note = None
+        if kind == savepoint_log.Event.EARLIER_COMPACT_SUMMARY:
+            note = (
+                f"kept with savepoint {savepoint.sequence} of its session as an earlier compaction's summary: its own "
+                "savepoint was not written (a later one held it), and a later compaction's summary is that savepoint's"
+            )
+        else:
+            # Under the lock still, so that no other process takes the entry until it is removed.
+            recorded(summary)
         _unqueue(settings.logs, name)
+        return Summarised(note=note)
+
+
+def _summary_savepoint(
+    hooks: Settings, index: savepoint_log.IndexRead, summary: QueuedSummary
+) -> tuple[savepoint_log.Savepoint, bool] | Summarised:
+    """The savepoint queued `summary` is recorded with, and whether as an earlier compaction's
+    (`record_summary`); or what to do instead: wait for its savepoint, queued still, or fail."""
+    saved = savepoint_log.of_instance(index.savepoints, hooks.instance)
+    mine = [s for s in saved if s.session_id == summary.session_id]
+    missing = Summarised(
+        1,
+        1,
+        f"not recorded: its savepoint is not in {quoting.inline(hooks.instance)}'s index; "
+        "remove the entry to give the summary up",
+    )
+    if summary.sequence is not None:
+        named = [s for s in mine if s.sequence == summary.sequence]
+        return (named[0], False) if named else missing
+    if summary.savepoint_entry is None:  # a version 1 entry: the session's latest, as that version read it
+        return (mine[-1], False) if mine else missing
+    written = [s for s in mine if s.queue_entry == summary.savepoint_entry]
+    if written:
+        return written[0], False
+    if summary.savepoint_entry in queued(hooks.logs):
+        return Summarised(1, 0)  # its savepoint waits (said with it): the summary waits with it
+    # Its entry was dropped unwritten, as held by a savepoint of the session: the first that read
+    # as far, else the session's furthest (what `capture.holder` takes).
+    end = summary.transcript_end or 0
+    holding = [s for s in mine if (s.transcript_end or 0) >= end] or mine[-1:]
+    if not holding:
+        return missing
+    holder = holding[0]
+    later = index.summarised_after(hooks.instance, {s.sequence for s in mine}, summary.queued_at or 0)
+    return holder, later
 
 
 def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_log.Savepoint]:
@@ -928,43 +1225,46 @@ def _session_savepoints(settings: Settings, session_id: str) -> list[savepoint_l
     return [s for s in saved if s.session_id == session_id]
 
 
-def _queued_summary(entry: bytes | None) -> QueuedSummary | None:
-    import orjson
-
-    try:
-        found = orjson.loads(entry) if entry is not None else None
-    except orjson.JSONDecodeError:
+def _queued_summary(found: dict) -> QueuedSummary | None:
+    """The compaction summary of a summary entry's JSON (None: not one this version reads). A
+    field it does not know is another version's optional one, ignored; an optional one missing
+    takes its default."""
+    texts, optional_texts = ("session_id", "summary", "agent"), ("trigger", "savepoint_entry")
+    if not all(isinstance(found.get(key), str) for key in texts) or "sequence" not in found:
         return None
-    if not isinstance(found, dict) or set(found) != set(QueuedSummary.field_names):
+    if not all(isinstance(found.get(key), (str, type(None))) for key in optional_texts):
         return None
-    texts = ("session_id", "summary", "agent")
-    if not all(isinstance(found[key], str) for key in texts) or not isinstance(found["trigger"], (str, type(None))):
+    if not all(_integer_or_none(found.get(key)) for key in ("sequence", "transcript_end")):
         return None
-    if not isinstance(found["sequence"], (int, type(None))) or isinstance(found["sequence"], bool):
-        return None
-    return QueuedSummary(**found)
+    known = set(QueuedSummary.field_names) - {"instance", "queued_at"}  # the entry's header's
+    return QueuedSummary(**{key: found[key] for key in known if key in found})
 
 
-def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None, str | None]:
-    """The session, end and recovery reason of a savepoint queue entry's JSON (None: not one). An
-    entry written before entries named their reason is a recovery's (QUEUED_REASON)."""
-    import orjson
+def _queued_session(found: dict) -> dict | None:
+    """A savepoint entry's JSON as `QueueEntry`'s `session`, `end`, `reason` and `transcript`
+    (None: not one this version reads). An entry written before entries named their reason is a
+    recovery's (QUEUED_REASON). Read as leniently as `_queued_summary`."""
+    fields, end, seen = found.get("session"), found.get("end"), found.get("transcript")
+    reason = found.get("reason", QUEUED_REASON)
+    if not isinstance(fields, dict) or not _integer_or_none(end) or not isinstance(reason, (str, type(None))):
+        return None
+    known = {key: fields[key] for key in Session.field_names if key in fields}
+    if not {"session_id", "transcript_path", "cwd"} <= set(known) or not isinstance(known["cwd"], str):
+        return None
+    if not all(isinstance(value, (str, type(None))) for value in known.values()) or known.get("trigger", "") is None:
+        return None
+    transcript = None
+    if seen is not None:
+        if not isinstance(seen, dict) or not isinstance(seen.get("tail_sha256"), str):
+            return None
+        if not all(type(seen.get(key)) is int for key in ("device", "inode")):
+            return None
+        transcript = TranscriptSeen(seen["device"], seen["inode"], seen["tail_sha256"])
+    return {"session": Session(**known), "end": end, "reason": reason, "transcript": transcript}
 
-    try:
-        found = orjson.loads(entry) if entry is not None else None
-    except orjson.JSONDecodeError:
-        return None, None, None
-    fields = found.get("session") if isinstance(found, dict) else None
-    end = found.get("end") if isinstance(found, dict) else None
-    reason = found.get("reason", QUEUED_REASON) if isinstance(found, dict) else None
-    names = set(Session.field_names)
-    if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
-        return None, None, None
-    if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
-        return None, None, None
-    if not isinstance(reason, (str, type(None))):
-        return None, None, None
-    return Session(**fields), end, reason
+
+def _integer_or_none(value: object) -> bool:
+    return value is None or type(value) is int
 
 
 def unindexed(logs: Path) -> list[str]:
@@ -997,6 +1297,7 @@ def _write_snapshot(
     lineage: list[str],
     recovery: Recovery | None,
     until: int | None = None,
+    queued_at: int | None = None,
 ) -> tuple[str, int, dict]:
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
     the index line says of it. `saved`: the instance's savepoints so far."""
@@ -1026,6 +1327,8 @@ def _write_snapshot(
         rest = _fields(settings, session, now, sequence, previous, lineage, scan, clean, contents, redactor)
         if recovery is not None:
             rest["recovered"] = {"reason": recovery.reason, "transcript_end": recovery.end}
+        if queued_at is not None:
+            rest[savepoint_log.QUEUED_AT] = queued_at
         contents.finish()
         listed = writer.finish()
     assert min(rest) > "conversation_chunks"

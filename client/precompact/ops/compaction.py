@@ -156,7 +156,11 @@ def write_queued(loaded: configuration.Config) -> snapshot.QueuedWritten:
     each entry not written. The worker and `precompact flush` both write the queue through here."""
     from precompact.local import capture, snapshot
 
-    return snapshot.write_queued(layer_1(loaded), capture.holder, lambda recorded: summary_recorded(loaded, recorded))
+    def recorded(summary: snapshot.QueuedSummary) -> None:
+        # In the instance its hook was loaded as (the summary's savepoint is that instance's).
+        summary_recorded(loaded.replace(instance=summary.instance) if summary.instance else loaded, summary)
+
+    return snapshot.write_queued(layer_1(loaded), capture.holder, recorded)
 
 
 def savepoints_queued(loaded: configuration.Config) -> bool:

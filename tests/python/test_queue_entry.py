@@ -1,0 +1,343 @@
+"""A queue entry says what its hook saw, and its writer honours it (review12a F1, F2, F3, F5, F6):
+the instance the hook was loaded as (`flush --instance X` writes the hook's savepoint and summary
+into the hook's instance, and a summary whose savepoint is missing fails, kept); the entry's
+format (another version's entry is left queued and named, never removed unread; fields this
+version does not know are another version's optional ones); the compaction a summary belongs to
+(never the session's latest when it is written); the hook's time (kept beside the write's, and
+"newest" reads it); and the transcript as it was (gone, no file, another file, cut or rewritten:
+no savepoint, a failure flush counts). Entries are queued in-process as the hooks queue them;
+`flush`, `status` and `verify` run as the user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from precompact.config import settings as configuration
+from precompact.local import capture, provenance, savepoint_log, snapshot
+from precompact.ops import compaction
+from support.commands import precompact
+from support.projects import new_project
+from support.transcript_gen import generate
+
+SESSION = "s-entry000001"
+OTHER_VERSION = "written by another precompact version: run that version's `precompact flush`"
+
+
+def settings_of(project, instance: str | None = None) -> snapshot.Settings:
+    loaded = configuration.load(project.path)
+    return compaction.layer_1(loaded.replace(instance=instance) if instance else loaded)
+
+
+def session_of(project, transcript: Path, session_id: str = SESSION, trigger: str = "auto") -> snapshot.Session:
+    return snapshot.Session(
+        session_id=session_id, transcript_path=str(transcript), cwd=str(project.path), trigger=trigger
+    )
+
+
+def queue_names(project) -> list[str]:
+    queue = project.logs / snapshot.QUEUE_DIR
+    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
+
+
+def said_more(transcript: Path, marker: str, times: int = 1) -> None:
+    """The session goes on: user turns (with `marker`) at the transcript's end."""
+    with transcript.open("a") as f:
+        for n in range(times):
+            line = {
+                "type": "user",
+                "uuid": f"u-{marker}-{n}",
+                "sessionId": SESSION,
+                "message": {"role": "user", "content": f"please also {marker} ({n})"},
+                "timestamp": "2026-12-05T10:00:00.000Z",
+                "cwd": str(transcript.parent),
+            }
+            f.write(json.dumps(line) + "\n")
+
+
+def events(project, kind: str) -> list[dict]:
+    index = project.logs / "precompact-savepoint.jsonl"
+    return [e for e in map(json.loads, index.read_text().splitlines()) if e["event"] == kind]
+
+
+def restamp(project, name: str, change) -> None:
+    """Entry `name` as another writer on this machine writes it: `change` applied to its JSON,
+    stamped with this machine's key (so only its fields tell it apart)."""
+    path = project.logs / snapshot.QUEUE_DIR / name
+    purpose = snapshot.SUMMARY_PURPOSE if name.endswith(snapshot.SUMMARY_SUFFIX) else snapshot.QUEUE_PURPOSE
+    data = provenance.made_here(purpose, path.read_bytes())
+    assert data is not None
+    path.write_bytes(provenance.stamped(purpose, orjson.dumps(change(orjson.loads(data)))))
+
+
+# F1: the instance the hook was loaded as.
+
+
+def test_flush_of_another_instance_writes_the_hook_s_savepoint_and_summary_into_the_hook_s_instance(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    second = generate(tmp_path / "t2.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    snapshot.create_savepoint(settings, session_of(project, transcript))  # PreCompact A, the index free
+    # PostCompact A and PreCompact B while the index was busy.
+    snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, 1, "auto", "SUMMARY-OF-A", "claude"))
+    snapshot.queue(settings, session_of(project, second, session_id="s-B0000000001"))
+
+    flushed = precompact(project.path, "flush", "--instance", "Old #0")
+
+    assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
+    assert queue_names(project) == []
+    saved = savepoint_log.savepoints(project.logs)
+    assert [(s.instance, s.sequence, s.session_id) for s in saved] == [
+        ("Trial #1", 1, SESSION),
+        ("Trial #1", 2, "s-B0000000001"),
+    ]
+    assert saved[0].compact_summary == "SUMMARY-OF-A"
+    assert 'written as savepoint 2 of "Trial #1", the instance its hook saved to' in flushed.stderr, flushed.stderr
+    assert '`precompact flush --instance "Trial #1"`' in flushed.stderr
+
+
+def test_a_summary_whose_savepoint_is_missing_fails_and_stays_queued(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    snapshot.create_savepoint(settings, session_of(project, transcript))
+    name = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, 7, "auto", "LOST?", "claude"))
+
+    flushed = precompact(project.path, "flush")
+
+    assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
+    assert f"queued summary logs/{snapshot.QUEUE_DIR}/{name} not recorded: its savepoint is not in" in flushed.stderr
+    assert "remove the entry to give the summary up" in flushed.stderr
+    assert queue_names(project) == [name]
+    assert [s.compact_summary for s in savepoint_log.savepoints(project.logs)] == [None]
+
+
+# F2: the entry's format.
+
+
+def test_an_entry_of_a_later_format_is_left_queued_named_and_failed_never_removed(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "KEPT", "claude"))
+    for each in (name, summary):
+        restamp(project, each, lambda data: {**data, "version": snapshot.QUEUE_FORMAT + 1})
+
+    status = precompact(project.path, "status")
+    assert f"2 queue entry(ies) in logs/{snapshot.QUEUE_DIR}/ {OTHER_VERSION}" in status.stdout, status.stdout
+    assert precompact(project.path, "verify").returncode == 4
+    flushed = precompact(project.path, "flush")
+
+    assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
+    assert f"queue entry logs/{snapshot.QUEUE_DIR}/{name} {OTHER_VERSION} (format 3" in flushed.stderr
+    assert queue_names(project) == sorted([name, summary])
+    assert savepoint_log.savepoints(project.logs) == []
+
+
+def test_an_entry_with_a_field_this_version_does_not_know_or_without_one_it_defaults_is_written(tmp_path):
+    """What a version with one field more, or one optional field fewer, writes (the repro's)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "KEPT", "claude"))
+
+    def more_and_fewer(data: dict) -> dict:
+        if "session" in data:
+            del data["session"]["agent_version"]
+            return {**data, "session": {**data["session"], "model": "claude-sonnet-4"}, "priority": 2}
+        return {**data, "model": "claude-sonnet-4"}
+
+    restamp(project, name, more_and_fewer)
+    restamp(project, summary, more_and_fewer)
+
+    flushed = precompact(project.path, "flush")
+
+    assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
+    assert queue_names(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.compact_summary) == (SESSION, "KEPT")
+
+
+def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own(tmp_path):
+    """Version 1 (no "version", no instance or time): the savepoint written, the summary recorded
+    with the session's latest savepoint, as that version recorded it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD-FORMAT", "claude"))
+    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
+    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
+    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+
+    done = compaction.write_queued(configuration.load(project.path))
+
+    assert (done.savepoints, done.left, done.failed, done.notes) == (1, 0, 0, [])
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.compact_summary == "OLD-FORMAT" and saved.queued_at is None
+
+
+# F3: a summary bound to its compaction.
+
+
+@pytest.mark.parametrize("worker_between", [False, True])
+def test_an_earlier_compaction_s_summary_never_becomes_a_later_compaction_s_savepoint_s(tmp_path, worker_between):
+    """Compaction 1's savepoint and summary queued (the index busy, the worker killed); the session
+    goes on and compacts again, savepoint 1 written directly; compaction 1's savepoint is dropped as
+    held by savepoint 1, and its summary is kept beside it, never as its summary. With a worker
+    between PreCompact 2 and PostCompact 2, summary 1 is savepoint 1's until summary 2 arrives."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    loaded = configuration.load(project.path)
+    snapshot.queue(settings, session_of(project, transcript))  # PreCompact 1
+    snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "FIRST-COMPACTION", "claude"))
+    time.sleep(1.1)  # compaction 2 comes later (the hooks' times are in seconds)
+    said_more(transcript, "BETWEEN-COMPACTIONS", times=20)
+    snapshot.create_savepoint(settings, session_of(project, transcript))  # PreCompact 2, the index free
+    if worker_between:
+        compaction.write_queued(loaded)
+    second = snapshot.queue_summary(
+        settings, snapshot.QueuedSummary(SESSION, 1, "auto", "SECOND-COMPACTION", "claude")
+    )  # PostCompact 2
+    snapshot.record_summary(settings, second, 5.0, lambda _recorded: None)
+
+    done = compaction.write_queued(loaded)
+
+    assert queue_names(project) == [] and (done.left, done.failed) == (0, 0)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.compact_summary == "SECOND-COMPACTION"
+    [line] = [e for e in events(project, savepoint_log.Event.COMPACT_SUMMARY) if e["summary"] == "SECOND-COMPACTION"]
+    assert line["queue_entry"] == second and isinstance(line["queued_at"], int)
+    if not worker_between:
+        [earlier] = events(project, savepoint_log.Event.EARLIER_COMPACT_SUMMARY)
+        assert (earlier["sequence"], earlier["summary"]) == (1, "FIRST-COMPACTION")
+        assert any("as an earlier compaction's summary" in note for note in done.notes), done.notes
+
+
+def test_a_summary_is_recorded_with_the_savepoint_written_from_its_entry_not_the_session_s_latest(tmp_path):
+    """The savepoint of compaction 1 queued, then a later savepoint of the session written first
+    (compaction 2's, reading further): compaction 1's savepoint, read only up to its end, is held
+    by it; but one written from its entry keeps its own summary, whatever is written after it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    loaded = configuration.load(project.path)
+    entry = snapshot.queue(settings, session_of(project, transcript))
+    name = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "FIRST", "claude"))
+    [read] = [e for e in snapshot.queue_entries(project.logs) if e.name == name]
+    assert read.summary is not None and read.summary.savepoint_entry == entry
+    # The savepoint is written (a session start's own wait), the summary not yet.
+    assert snapshot.write_queued_savepoints(settings, capture.holder, 5.0).savepoints == 1
+    said_more(transcript, "LATER", times=20)
+    snapshot.create_savepoint(settings, session_of(project, transcript))  # a later save of the session
+
+    compaction.write_queued(loaded)
+
+    saved = savepoint_log.savepoints(project.logs)
+    assert [(s.sequence, s.compact_summary) for s in saved] == [(1, "FIRST"), (2, None)]
+
+
+# F5: the hook's time.
+
+
+def test_a_savepoint_written_from_the_queue_keeps_its_hook_s_time_and_newest_reads_it(tmp_path):
+    """Session A's end queued (its worker killed); session B's savepoint written 2 s later; the
+    next worker writes A's after it: its chain timestamp stays monotonic, its `queued_at` is its
+    hook's, and a resumed session is briefed with B's, the newer conversation."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    first = generate(tmp_path / "a.jsonl", 8_000, project=project.path).path
+    second = generate(tmp_path / "b.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    before = int(time.time())
+    snapshot.queue(settings, session_of(project, first, session_id="s-A0000000001", trigger="session_end"), reason=None)
+    time.sleep(2.1)
+    snapshot.create_savepoint(settings, session_of(project, second, session_id="s-B0000000001"))
+
+    assert compaction.write_queued(configuration.load(project.path)).savepoints == 1
+
+    b, a = savepoint_log.savepoints(project.logs)
+    assert (a.session_id, a.sequence, b.sequence) == ("s-A0000000001", 2, 1)
+    assert a.unix_timestamp >= b.unix_timestamp  # the chain's timestamps never go back
+    assert a.queued_at is not None and before <= a.queued_at < b.unix_timestamp
+    assert a.created["queue_entry"] and "queue_entry" not in b.created
+    assert (a.made_at, b.made_at) == (a.queued_at, b.unix_timestamp) and b.queued_at is None
+    document = json.loads((project.path / a.snapshot_file).read_bytes())
+    assert document["queued_at"] == a.queued_at
+    assert capture.to_brief(savepoint_log.savepoints(project.logs), "s-C0000000001", "resume") == b
+
+
+# F6: the transcript as the hook saw it.
+
+
+def change(transcript: Path, how: str) -> None:
+    if how == "deleted":
+        transcript.unlink()
+    elif how == "truncated":
+        with transcript.open("r+b") as f:
+            f.truncate(transcript.stat().st_size // 2)
+    elif how == "fifo":
+        transcript.unlink()
+        os.mkfifo(transcript)
+    elif how == "rewritten":  # the same size and file, other bytes before the end
+        data = bytearray(transcript.read_bytes())
+        data[-200:-100] = b"x" * 100
+        with transcript.open("r+b") as f:
+            f.write(bytes(data))
+    else:  # replaced by another file of the same bytes and more
+        copy = transcript.with_suffix(".new")
+        copy.write_bytes(transcript.read_bytes() + b"\n")
+        os.replace(copy, transcript)
+
+
+@pytest.mark.parametrize(
+    ("how", "said"),
+    [
+        ("deleted", "is gone"),
+        ("truncated", "was cut since the hook"),
+        ("fifo", "is not a file"),
+        ("rewritten", "no longer holds the bytes the hook saw before byte"),
+        ("replaced", "is another file than the one the hook read"),
+    ],
+)
+def test_a_queued_savepoint_whose_transcript_changed_is_not_written_and_flush_fails_naming_it(tmp_path, how, said):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    name = snapshot.queue(settings_of(project), session_of(project, transcript, trigger="session_end"), reason=None)
+    change(transcript, how)
+
+    flushed = precompact(project.path, "flush")
+
+    assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
+    assert f"queued savepoint logs/{snapshot.QUEUE_DIR}/{name} not written: its transcript " in flushed.stderr
+    assert said in flushed.stderr and "remove the entry to give it up" in flushed.stderr, flushed.stderr
+    assert "wrote" not in flushed.stderr
+    assert savepoint_log.savepoints(project.logs) == [] and queue_names(project) == [name]
+    verified = precompact(project.path, "verify")
+    never = "✗ 1 savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, never written"
+    assert verified.returncode == 4 and never in verified.stdout, verified.stdout
+    assert "run `precompact flush`" not in verified.stdout
+    (project.logs / snapshot.QUEUE_DIR / name).unlink()  # the user gives it up
+    assert precompact(project.path, "flush").returncode == 0
+
+
+def test_a_transcript_that_only_grew_since_the_hook_is_written_up_to_the_hook_s_end(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    end = transcript.stat().st_size
+    snapshot.queue(settings_of(project), session_of(project, transcript))
+    said_more(transcript, "AFTER-THE-HOOK")
+
+    done = compaction.write_queued(configuration.load(project.path))
+
+    assert (done.savepoints, done.failed) == (1, 0)
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert saved.transcript_end == end
