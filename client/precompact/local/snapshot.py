@@ -565,8 +565,9 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
     bounds what the worker reads, so the savepoint holds what the hook would have saved, and
     never the part of a line written so far as a malformed line of its own; `reason` is what its
     index line then says it was recovered for (None: not a recovery, as SessionEnd's are not).
-    Stamped with this machine's key: a queue entry that came with the project is never read (it
-    could name any file as a transcript). The entry's name, for `write_entry`."""
+    The entry holds this moment too, the savepoint's time whoever writes it later (the event's,
+    not the worker's). Stamped with this machine's key: a queue entry that came with the project
+    is never read (it could name any file as a transcript). The entry's name, for `write_entry`."""
     if end is None and session.transcript_path:
         from precompact.transcript import claude_code as transcript
 
@@ -575,7 +576,7 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         end = transcript.whole_lines_end(path) if path.exists() else None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
-    entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason})
+    entry = orjson.dumps({"session": session.as_dict(), "end": end, "reason": reason, "at": time.time()})
     return _enqueue(settings, QUEUE_PURPOSE, entry, ".json")
 
 
@@ -654,7 +655,7 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
         if name.endswith(SUMMARY_SUFFIX):
             found.append(QueueEntry(name, summary=_queued_summary(provenance.made_here(SUMMARY_PURPOSE, stored))))
         else:
-            session, end, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+            session, end, _, _ = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
             found.append(QueueEntry(name, session=session, end=end))
     return found
 
@@ -836,7 +837,7 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
         stored = _read_entry(settings.logs, name)
         if stored is None:
             return Taken()
-        session, end, reason = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
+        session, end, reason, at = _queued_session(provenance.made_here(QUEUE_PURPOSE, stored))
         if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
             return Taken()
@@ -846,7 +847,7 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
                 _unqueue(settings.logs, name)
                 return Taken(held_by=holder)
             recovery = Recovery(reason, end) if reason is not None and end is not None else None
-            written = _create_locked(settings, again, None, recovery, until=end, queued=name)
+            written = _create_locked(settings, again, at, recovery, until=end, queued=name)
     _register(settings)
     return Taken(written=written)
 
@@ -945,26 +946,35 @@ def _queued_summary(entry: bytes | None) -> QueuedSummary | None:
     return QueuedSummary(**found)
 
 
-def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None, str | None]:
-    """The session, end and recovery reason of a savepoint queue entry's JSON (None: not one). An
-    entry written before entries named their reason is a recovery's (QUEUED_REASON)."""
+def _queued_session(entry: bytes | None) -> tuple[Session | None, int | None, str | None, datetime | None]:
+    """The session, end, recovery reason and time of a savepoint queue entry's JSON (None: not
+    one). An entry written before entries named their reason is a recovery's (QUEUED_REASON); one
+    written before they held their time, or whose time is not one, has none (its writer's now),
+    and a time after now (the clock stepped back since) is now."""
     import orjson
 
     try:
         found = orjson.loads(entry) if entry is not None else None
     except orjson.JSONDecodeError:
-        return None, None, None
-    fields = found.get("session") if isinstance(found, dict) else None
-    end = found.get("end") if isinstance(found, dict) else None
-    reason = found.get("reason", QUEUED_REASON) if isinstance(found, dict) else None
+        return None, None, None, None
+    if not isinstance(found, dict):
+        return None, None, None, None
+    fields, end, reason = found.get("session"), found.get("end"), found.get("reason", QUEUED_REASON)
     names = set(Session.field_names)
     if not isinstance(fields, dict) or set(fields) != names or not isinstance(end, (int, type(None))):
-        return None, None, None
+        return None, None, None, None
     if not isinstance(fields["cwd"], str) or not all(isinstance(v, (str, type(None))) for v in fields.values()):
-        return None, None, None
+        return None, None, None, None
     if not isinstance(reason, (str, type(None))):
-        return None, None, None
-    return Session(**fields), end, reason
+        return None, None, None, None
+    return Session(**fields), end, reason, _queued_at(found.get("at"))
+
+
+def _queued_at(at: object) -> datetime | None:
+    """A queue entry's time as the savepoint's (`_queued_session`)."""
+    if not isinstance(at, (int, float)) or isinstance(at, bool) or not 0 < at < float("inf"):
+        return None
+    return datetime.fromtimestamp(min(at, time.time()), UTC)
 
 
 def unindexed(logs: Path) -> list[str]:
