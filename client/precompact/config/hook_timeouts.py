@@ -64,8 +64,8 @@ PRE_COMPACT_OVER_FLOOR_SECONDS = 0.100
 # "PreCompact writes what fits its budget": 10 KB cost the floor + 87 to 95 ms, each MB of real
 # code about 55 ms more, of generated text about 25). SAVED_BYTES_PER_SECOND is wall time with
 # Python's start, for a timeout; this is CPU, for a cost.
-PRE_COMPACT_WRITE_SECONDS = 0.090
-LAYER_1_BYTES_PER_SECOND = 18_000_000
+PRE_COMPACT_WRITE_SECONDS = 0.093
+LAYER_1_BYTES_PER_SECOND = 15_000_000
 
 
 def installed(agent: str, event: str) -> float:
