@@ -61,9 +61,10 @@ PRE_COMPACT_OVER_FLOOR_SECONDS = 0.100
 # (Python's start, Layer 1's imports, git's state of the project, the fsynced index line), and how
 # fast it saves transcript no savepoint of its session has read, over the floor's own cost per
 # byte: the dearer workload, real code, whose redaction checks more lines (docs/performance.md,
-# "PreCompact writes what fits its budget": 10 KB cost the floor + 87 to 95 ms, each MB of real
-# code about 55 ms more, of generated text about 25). SAVED_BYTES_PER_SECOND is wall time with
-# Python's start, for a timeout; this is CPU, for a cost.
+# "PreCompact writes what fits its budget", load 4 to 8: 10 KB cost the floor + 87 to 96 ms, each
+# MB of real code 50 to 67 ms more, of generated text 20 to 25). So about 105 KB: the fixed cost
+# leaves the target little room. SAVED_BYTES_PER_SECOND is wall time with Python's start, for a
+# timeout; this is CPU, for a cost.
 PRE_COMPACT_WRITE_SECONDS = 0.093
 LAYER_1_BYTES_PER_SECOND = 15_000_000
 
