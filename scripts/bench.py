@@ -59,10 +59,12 @@ def summary(values: list[float]) -> dict:
 
 
 def wait_for_worker(path: Path) -> None:
-    """The hook's background worker must not run into the next measurement."""
+    """The hook's background worker must not run into the next measurement: it has written what
+    PreCompact queued (a transcript longer than the hook writes itself) and pushed every savepoint."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        if all(s.layer_2 == "PUSHED" for s in savepoint_log.savepoints(path / "logs")):
+        saved = savepoint_log.savepoints(path / "logs")
+        if saved and not snapshot.queued(path / "logs") and all(s.layer_2 == "PUSHED" for s in saved):
             return
         time.sleep(0.05)
     raise SystemExit(f"bench: the worker did not finish; see {path / 'logs' / 'precompact-worker.log'}")

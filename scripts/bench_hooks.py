@@ -149,10 +149,10 @@ def wait_for_worker(project: Path) -> None:
         time.sleep(0.05)
 
 
-def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: bool) -> dict:
+def pre_compact(root: Path, command: str, megabytes: float, runs: int, real_code: bool) -> dict:
     """PreCompact's first savepoint of a `megabytes` transcript (made-up code, or a session
     reading the standard library's sources), against the I/O floor of the same bytes."""
-    name = f"pre-{megabytes}{'-real' if real_code else ''}"
+    name = f"pre-{megabytes:g}{'-real' if real_code else ''}"
     costs, floors = [], []
     transcript = None
     for number in range(runs + 1):  # the first pair warms the page cache and is not counted
@@ -178,7 +178,7 @@ def pre_compact(root: Path, command: str, megabytes: int, runs: int, real_code: 
     return figures(costs, floors)
 
 
-def session_events(root: Path, command: str, megabytes: int, runs: int, against: str | None = None) -> dict:
+def session_events(root: Path, command: str, megabytes: float, runs: int, against: str | None = None) -> dict:
     """SessionStart delivering a brief of a `megabytes` savepoint, and SessionEnd archiving 1 MB
     said since the session's last savepoint, each against the bare interpreter; with `against`,
     that command's SessionStart too, run in turn with `command`'s."""
@@ -223,8 +223,8 @@ def session_events(root: Path, command: str, megabytes: int, runs: int, against:
             f"{delivered} briefs delivered for {starts_run} SessionStarts: the figures are not of a brief"
         )
     results = {
-        f"SessionStart:resume with the brief of a {megabytes} MB savepoint": figures(starts, yardsticks_start),
-        f"SessionEnd, 1 MB said since the session's last savepoint (a {megabytes} MB transcript before)": figures(
+        f"SessionStart:resume with the brief of a {megabytes:g} MB savepoint": figures(starts, yardsticks_start),
+        f"SessionEnd, 1 MB said since the session's last savepoint (a {megabytes:g} MB transcript before)": figures(
             ends, yardsticks_end
         ),
     }
@@ -256,7 +256,9 @@ def markdown(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="counted pairs per event")
-    parser.add_argument("--mb", type=int, default=10, help="transcript size for PreCompact and the session events")
+    parser.add_argument(
+        "--mb", type=float, default=10, help="transcript size for PreCompact and the session events (0.1: 100 KB)"
+    )
     parser.add_argument("--only", choices=("noop", "precompact", "session"), help="one group of events")
     parser.add_argument("--precompact", default=PRECOMPACT, help="the `precompact` command to time")
     parser.add_argument(
@@ -273,9 +275,7 @@ def main() -> None:
             results |= no_op_events(root, command, args.runs)
         if args.only in (None, "precompact"):
             for real_code in (False, True):
-                label = (
-                    f"PreCompact, first savepoint of {args.mb} MB{' of real code' if real_code else ''} (vs I/O floor)"
-                )
+                label = f"PreCompact, first savepoint of {args.mb:g} MB{' of real code' if real_code else ''} (vs I/O floor)"
                 results[label] = pre_compact(root, command, args.mb, args.runs, real_code)
         if args.only in (None, "session"):
             against = os.path.abspath(args.against) if args.against else None

@@ -120,8 +120,9 @@ def wait_for_layers(project: Path) -> dict:
                 [PRECOMPACT, "status", "--json"], cwd=project, capture_output=True, text=True, check=False
             ).stdout
         )
-        latest = status["savepoints"][-1]
-        if latest["layer_2"] == "PUSHED" and latest["layer_3"] == "CONFIRMED":
+        saved = status["savepoints"]  # none yet while the worker writes what PreCompact queued
+        latest = saved[-1] if saved else None
+        if latest is not None and latest["layer_2"] == "PUSHED" and latest["layer_3"] == "CONFIRMED":
             print(" done")
             return latest
         print(".", end="", flush=True)
@@ -171,7 +172,9 @@ def run_cycle(root: Path, project: Path, remote: Path, url: str) -> None:
         f"  {transcript.path}: {transcript.bytes / 1e6:.1f} MB, {transcript.messages} messages, {len(transcript.files)} files touched"
     )
 
-    step("4. Claude Code compacts: the PreCompact hook saves Layer 1 and returns at once")
+    step(
+        "4. Claude Code compacts: the PreCompact hook queues the savepoint (5 MB: the worker writes it) and returns at once"
+    )
     session = "demo-session"  # Claude Code names the same session in the three hooks of a compaction
     note = run_hook(hooks["PreCompact"], payload("PreCompact", project, transcript.path, session_id=session), project)
     print(f"  stdout, which Claude Code appends to the summariser's prompt: {note}")

@@ -256,3 +256,42 @@ def test_session_end_of_a_session_longer_than_its_timeout_holds_leaves_the_savep
     [created] = [line for line in index_lines(project) if line["event"] == "SAVEPOINT_CREATED"]
     assert snapshot.QUEUE_ENTRY.fullmatch(created["queue_entry"]) and not queue_entries(project)
     assert wait_until(lambda: worker_finished(project.path), 120)
+
+
+# Where the worker writing a savepoint PreCompact queued is killed.
+WORKER_KILL_POINTS = {
+    "in the middle of the write, the index lock held": MID_WRITE,
+    "its index line appended, its entry not yet removed": "from precompact.local import snapshot\nsnapshot._unqueue = die\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", list(WORKER_KILL_POINTS))
+def test_a_long_pre_compact_killed_after_queuing_and_its_worker_killed_writing_leave_it_to_flush_once(tmp_path, point):
+    """A PreCompact over its budget (config/hook_timeouts.pre_compact_writes) queues its savepoint
+    and writes nothing itself: killed before it starts the worker, it leaves the entry (before, it
+    had written the savepoint by then); a worker killed writing it leaves the entry or the
+    savepoint; `precompact flush` then writes it, once, whole, with the hook's time."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 2_000_000, project=project.path)
+    event = payload("PreCompact", project.path, transcript.path)
+    began = time.time()
+    assert hook_killed_at(project, event, "from precompact.ops import background\nbackground.spawn = die\n") == -9
+    answered = time.time()
+    assert not savepoint_log.savepoints(project.logs) and len(queue_entries(project)) == 1
+
+    worker = f"from precompact.edges import worker\nworker.run(Path({str(project.path)!r}))\n"
+    assert killed_at(project, WORKER_KILL_POINTS[point] + worker) == -signal.SIGKILL
+    assert len(queue_entries(project)) == 1, "a killed worker leaves the entry"
+
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    assert not queue_entries(project)
+    [created] = [line for line in index_lines(project) if line["event"] == "SAVEPOINT_CREATED"]
+    # The hook's time is the savepoint's `queued_at`; its chain timestamp is the write's (monotonic).
+    assert int(began) <= created["queued_at"] <= answered, (began, created["queued_at"], answered)
+    assert created["unix_timestamp"] >= created["queued_at"]
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.session_id, saved.trigger, saved.recovered) == (event["session_id"], "auto", None)
+    assert saved.transcript_end == transcript.path.stat().st_size
+    assert not list((project.logs / "precompact-saves").glob(".*.tmp"))

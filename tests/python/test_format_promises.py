@@ -50,6 +50,9 @@ def test_chunks_hold_whole_entries_with_no_raw_newline_named_by_their_hash_and_p
     assert sum(b"\\n" in line for line in lines) > len(lines) // 10, "many entries hold a newline in a string"
     saved = hook(payload("PreCompact", project.path, made.path), cwd=project.path)
     assert saved.returncode == 0, saved.stderr
+    # More than PreCompact writes itself: queued, then written by the worker or by `flush`.
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
     [snapshot_file] = (project.logs / "precompact-saves").iterdir()
     snapshot = json.loads(snapshot_file.read_bytes())
     history = snapshot["conversation_chunks"]

@@ -393,9 +393,10 @@ def pre_compact_ratios(tmp_path: Path, **session: object) -> list[float]:
 @pytest.mark.slow
 def test_pre_compact_of_10_mb_stays_within_a_ratio_of_the_io_floor(tmp_path):
     ratios = pre_compact_ratios(tmp_path)
-    # Measured 10-11.5x the floor's CPU on generated text (a loaded 2-core machine, where the
-    # hook's CPU time grows more than cp's and sha256sum's).
-    assert sorted(ratios)[1] < 16, ratios
+    # Measured 1.57x the floor's CPU on generated text (a 2-core machine at load 12 to 15): 10 MB
+    # is more than PreCompact writes itself (config/hook_timeouts.pre_compact_writes), so it
+    # queues it for the worker. Writing it in the hook was 7.8x (10-11.5x at load 11 to 14).
+    assert sorted(ratios)[1] < 4, ratios
 
 
 @pytest.mark.slow
@@ -403,9 +404,9 @@ def test_pre_compact_of_10_mb_of_real_code_stays_within_a_ratio_of_the_io_floor(
     """A session that read 199 files of real code, each in its project: the files' contents are
     redacted and saved too, and real code opens the redaction gates on most lines."""
     ratios = pre_compact_ratios(tmp_path, sources=stdlib_sources())
-    # Measured 14.6-14.8x the floor's CPU (main before the redaction of gated patterns only at
-    # their gates' starts: 17.7-18.1x) on a 2-core machine at load 7 to 8.
-    assert sorted(ratios)[1] < 22, ratios
+    # Measured 1.59x the floor's CPU on a 2-core machine at load 12 to 15: queued for the worker,
+    # as generated text is. Writing it in the hook was 13.1x (14.6-14.8x at load 7 to 8).
+    assert sorted(ratios)[1] < 4, ratios
 
 
 def bench_hooks(*args: str) -> dict:

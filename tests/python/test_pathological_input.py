@@ -12,7 +12,7 @@ import pytest
 
 from precompact.local import savepoint_log
 from precompact.transcript import claude_code as transcript
-from support.commands import hook
+from support.commands import hook, precompact
 from support.projects import full_document, new_project
 from support.transcript_gen import payload
 
@@ -30,9 +30,18 @@ def saved_document(tmp_path, lines: list[bytes], files: dict[str, bytes] | None 
     path.write_bytes(b"".join(line + b"\n" for line in [json.dumps(SAID).encode(), *lines]))
     result = hook(payload("PreCompact", project.path, path), cwd=project.path)
     assert result.returncode == 0, result.stderr
-    [savepoint] = savepoint_log.savepoints(project.logs)
+    [savepoint] = written(project)
     document = json.loads(full_document(project.path / savepoint.created["snapshot_file"]))
     return document
+
+
+def written(project) -> list[savepoint_log.Savepoint]:
+    """The project's savepoints once what PreCompact queued is written: a transcript longer than
+    the hook writes itself (config/hook_timeouts.pre_compact_writes) is the worker's, and `flush`
+    writes it (or finds it written)."""
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    return savepoint_log.savepoints(project.logs)
 
 
 def unparsed(document: dict) -> list[dict]:
@@ -215,7 +224,7 @@ def test_a_line_over_the_cap_through_the_hook_is_redacted_and_the_lines_after_it
     )
     result = hook(payload("PreCompact", project.path, path), cwd=project.path)
     assert result.returncode == 0, result.stderr
-    [savepoint] = savepoint_log.savepoints(project.logs)
+    [savepoint] = written(project)
     document = json.loads(full_document(project.path / savepoint.created["snapshot_file"]))
     [kept] = unparsed(document)
     assert kept["bytes"] == 4 * transcript.MAX_LINE_BYTES and kept["truncated"] is True

@@ -2,7 +2,8 @@
 registers, and those hooks/hooks.json and OpenCode's plugin give: tests keep them equal to this
 table), and, derived from it, how long an event may wait for the index lock (a hook cancelled
 while it waits has saved nothing and queued nothing, and says nothing) and how large a savepoint
-it may write itself (a larger one is the worker's: `writes_in_time`).
+it may write itself (a larger one is the worker's: `writes_in_time`, and PreCompact's
+`pre_compact_writes`, derived from the cost issue 42 allows it).
 
 Standard library only: the hook reads it at every event that takes the index lock."""
 
@@ -52,6 +53,20 @@ SAVED_BYTES_PER_SECOND = 10_000_000
 # writing a savepoint itself: Codex's 3 s give 15 MB, Claude Code's 5 s 25 MB; a longer session's
 # savepoint is the worker's, which no agent cuts.
 WRITE_SHARE = 1 / 2
+# Issue 42's target for PreCompact: at most this much CPU over the I/O floor (`cp` + `sha256sum`
+# of its transcript), as scripts/bench_hooks.py --only precompact measures it. What PreCompact
+# writes itself is bounded by it, not by its timeout (60 s, which a savepoint never nears).
+PRE_COMPACT_OVER_FLOOR_SECONDS = 0.100
+# What PreCompact writing a savepoint itself costs over that floor before any transcript is read
+# (Python's start, Layer 1's imports, git's state of the project, the fsynced index line), and how
+# fast it saves transcript no savepoint of its session has read, over the floor's own cost per
+# byte: the dearer workload, real code, whose redaction checks more lines (docs/performance.md,
+# "PreCompact writes what fits its budget", load 4 to 8: 10 KB cost the floor + 87 to 96 ms, each
+# MB of real code 50 to 67 ms more, of generated text 20 to 25). So about 105 KB: the fixed cost
+# leaves the target little room. SAVED_BYTES_PER_SECOND is wall time with Python's start, for a
+# timeout; this is CPU, for a cost.
+PRE_COMPACT_WRITE_SECONDS = 0.093
+LAYER_1_BYTES_PER_SECOND = 15_000_000
 
 
 def installed(agent: str, event: str) -> float:
@@ -73,6 +88,14 @@ def writes_in_time(agent: str, event: str, unsaved_bytes: int) -> bool:
     at SAVED_BYTES_PER_SECOND it takes at most WRITE_SHARE of the event's timeout. Past that the
     worker writes it (the event queued it first, so a cut at any point loses nothing)."""
     return unsaved_bytes <= _given(agent, event) * WRITE_SHARE * SAVED_BYTES_PER_SECOND
+
+
+def pre_compact_writes(unsaved_bytes: int) -> bool:
+    """Whether PreCompact may write the savepoint of `unsaved_bytes` of transcript itself and cost
+    no more than PRE_COMPACT_OVER_FLOOR_SECONDS over the I/O floor. Past that it queues the
+    savepoint and the worker writes it (ops/compaction.py): the hook then costs what queuing costs."""
+    room = PRE_COMPACT_OVER_FLOOR_SECONDS - PRE_COMPACT_WRITE_SECONDS
+    return unsaved_bytes <= room * LAYER_1_BYTES_PER_SECOND
 
 
 def _given(agent: str, event: str) -> float:

@@ -1,6 +1,6 @@
 """What the hook does at each event of an agent's session (edges/hook.py has when each agent sends
-which): before a compaction, Layer 1 of a savepoint (the worker does the rest) and the note for
-the summariser; after it, the savepoint of what it dropped if none holds it yet, and the
+which): before a compaction, Layer 1 of a savepoint, or of a long one its queue entry (the
+worker does the rest), and the note for the summariser; after it, the savepoint of what it dropped if none holds it yet, and the
 compaction summary kept; at a session start (Gemini: before the prompt after a compression), the
 savepoint whose restore brief the session gets, once; at its end, what it said since its last
 savepoint. `payload` is the event as the agent sent it (its JSON object, with a "cwd").
@@ -55,10 +55,22 @@ QUEUED_NOTE = (
     "precompact is saving the pre-compaction transcript in the background (other saves "
     "held its index); the savepoint's number is in `precompact status` once written."
 )
+# PreCompact's note when what the session said since its last savepoint is more than the hook
+# writes within issue 42's cost (config/hook_timeouts.pre_compact_writes): the worker writes the
+# savepoint, so the hook knows neither its number nor its hash.
+BACKGROUND_NOTE = (
+    "precompact is saving the pre-compaction transcript in the background (more than the hook "
+    "saves itself); the savepoint's number is in `precompact status` once written."
+)
 # Added to the summariser's note when the worker could not start: what the hook saved is saved.
 WORKER_WAITS = (
     " precompact's background worker could not start, so the rest of this save (its copies beyond this "
     "machine) waits for the worker's next run; logs/precompact-errors.log says why."
+)
+# The same, when the hook saved nothing itself: the savepoint waits in the queue.
+QUEUE_WAITS = (
+    " precompact's background worker could not start, so this save waits in logs/precompact-queue/ for "
+    "the compaction's next hook, the worker's next run or `precompact flush`; logs/precompact-errors.log says why."
 )
 
 
@@ -97,7 +109,10 @@ class QueuedBriefing(Record):
 def pre_compact(loaded: configuration.Config, payload: dict, agent: str) -> str:
     """A savepoint before the compaction (none when nothing was said since the session's last),
     the worker started for Layers 2 and 3; returns the note for Claude Code's summariser ("" for
-    none, and for the agents that do not read it), which says so when the worker could not start."""
+    none, and for the agents that do not read it), which says so when the worker could not start.
+    Layer 1 is written here only when what the session said since its last savepoint fits the
+    cost issue 42 allows the hook (config/hook_timeouts.pre_compact_writes), or else queued for
+    the worker (the note then says it is being saved, naming neither number nor hash)."""
     _check_transcript(payload)
     with _reading_session(payload, loaded, _trigger(payload), agent) as (session, _):
         return _pre_compact(loaded, payload, agent, session)
@@ -118,18 +133,34 @@ def _pre_compact(loaded: configuration.Config, payload: dict, agent: str, sessio
             if loaded.compact_note and speaks
             else ""
         )
+    settings = layer_1(loaded)
+    if not hook_timeouts.pre_compact_writes(_unsaved_bytes(loaded, session)):
+        # Writing it here would cost more than issue 42 allows PreCompact: queued first (a small
+        # stamped entry holding the transcript's end and this moment, the savepoint's time), then
+        # the worker writes it, or the compaction's SessionStart or PostCompact, within its wait.
+        snapshot.queue(settings, session, reason=None)
+        return _queued_note(loaded, payload, speaks, BACKGROUND_NOTE)
     try:
-        written = snapshot.create_savepoint(layer_1(loaded), session, lock_timeout=_lock_wait(payload, agent))
+        written = snapshot.create_savepoint(settings, session, lock_timeout=_lock_wait(payload, agent))
     except savepoint_log.LockTimeout:
         # Other saves (large transcripts) held the index past what this event may wait: the
         # worker writes this one, from the transcript as it stands now.
-        snapshot.queue(layer_1(loaded), session)
-        note = QUEUED_NOTE if speaks else ""
-    else:
-        note = _compact_note(loaded, written.sequence, written.sha256, written.lines_in_part) if speaks else ""
+        snapshot.queue(settings, session)
+        return _queued_note(loaded, payload, speaks, QUEUED_NOTE)
+    note = _compact_note(loaded, written.sequence, written.sha256, written.lines_in_part) if speaks else ""
     # The worker runs even with Layers 2 and 3 off: it indexes the savepoint for recall.
     started = _start_worker(loaded, payload)
     return note + WORKER_WAITS if note and not started else note
+
+
+def _queued_note(loaded: configuration.Config, payload: dict, speaks: bool, note: str) -> str:
+    """Starts the worker for the savepoint PreCompact queued; the note for the summariser ("" for
+    an agent that does not read it, or when the configured note is ""), in fixed words: neither the
+    savepoint's number nor its hash is known yet."""
+    started = _start_worker(loaded, payload)
+    if not speaks or not loaded.compact_note:
+        return ""
+    return note if started else note + QUEUE_WAITS
 
 
 def layer_1(loaded: configuration.Config) -> snapshot.Settings:

@@ -118,27 +118,35 @@ def _full_run_seconds(args: list[str], cwd: Path, stdin: bytes = b"") -> float:
 
 
 def crash_layer_1(root: Path, trials: int, rng: random.Random, transcript_bytes: int = 3_000_000) -> Tally:
-    """kill -9 of the PreCompact hook at a random moment of its run (start-up included)."""
+    """kill -9 of the PreCompact hook at a random moment of its run (start-up included), in turn
+    over a session short enough for the hook to write its savepoint itself and one of
+    `transcript_bytes`, which it queues for the worker (config/hook_timeouts.pre_compact_writes):
+    the worker a hook started before it was killed writes that one meanwhile."""
     tally = Tally("kill -9 during Layer 1 (hook)")
     project = new_project(root, "crash-layer-1", git_layer=False, chain_layer=False)
-    transcript = generate(root / "crash-layer-1.jsonl", transcript_bytes, project=project.path)
+    short = generate(root / "crash-layer-1-short.jsonl", 40_000, project=project.path).path
+    long = generate(root / "crash-layer-1.jsonl", transcript_bytes, project=project.path, seed=8).path
 
-    def stdin() -> bytes:  # each hook a session of its own, so each one saves
-        return json.dumps(payload("PreCompact", project.path, transcript.path)).encode()
+    def stdin(transcript: Path) -> bytes:  # each hook a session of its own, so each one saves
+        return json.dumps(payload("PreCompact", project.path, transcript)).encode()
 
-    duration = _full_run_seconds([PRECOMPACT, "hook"], project.path, stdin())
+    durations = {t: _full_run_seconds([PRECOMPACT, "hook"], project.path, stdin(t)) for t in (short, long)}
     intact: dict[int, str] = {}
     check_layer_1(project, intact)
     for trial in range(1, trials + 1):
-        killed_at([PRECOMPACT, "hook"], project.path, rng.uniform(0, duration * 1.1), stdin())
+        transcript = (short, long)[trial % 2]
+        killed_at([PRECOMPACT, "hook"], project.path, rng.uniform(0, durations[transcript] * 1.1), stdin(transcript))
         problems, lost = check_layer_1(project, intact)
         tally.trials, tally.lost = trial, tally.lost + lost
         tally.fail(trial, problems)
-    # The chain continues after all those crashes.
-    result = hook(stdin(), cwd=project.path)
+    # The chain continues after all those crashes: what the killed hooks queued is written first.
+    flushed = precompact(project.path, "flush")
+    result = hook(stdin(short), cwd=project.path)
     problems, lost = check_layer_1(project, intact)
     tally.lost += lost
     last = savepoint_log.latest(project.logs, project.instance)
+    if flushed.returncode != 0:
+        problems.append(f"flush after the crashes failed: {flushed.stdout + flushed.stderr!r}")
     if result.returncode != 0 or last is None or saved_sequence(result.stdout) != last.sequence:
         problems.append(f"the savepoint after the crashes did not continue the chain: {result.stdout!r}")
     leftovers = list((project.logs / snapshot.SAVES_DIR).glob(".*.tmp"))
