@@ -1839,10 +1839,7 @@ def test_the_paths_the_cli_prints_are_quoted():
 # line, an ANSI escape rewrites the screen). precompact's own exceptions carry words their raiser
 # composed, outside parts quoted there. An OSError's `strerror` alone is no quote: it is whatever
 # the raiser passed (ssl's verify message, any library's text); `quoting.os_error` shows it bare
-# only once it checked that it is the C library's words for the errno.
-# Every module; the three that helpers are editing now stay out until the lead adds them after
-# merging those helpers' branches (their places are fixed there).
-EXCEPTION_RULE_PENDING = ("local/snapshot.py", "ops/compaction.py", "ops/addendum.py")
+# only once it checked that it is the C library's words for the errno. Every module.
 # Libraries whose exceptions' text is made of what they were given.
 FOREIGN_EXCEPTION_MODULES = {"sqlite3", "orjson", "json", "tomllib", "zlib", "binascii", "tantivy", "git"}
 
@@ -1922,7 +1919,7 @@ def foreign_exception_text_unquoted(tree: ast.Module) -> list[str]:
     return list(found.values())
 
 
-@pytest.mark.parametrize("name", sorted(n for n in modules() if n not in EXCEPTION_RULE_PENDING))
+@pytest.mark.parametrize("name", sorted(modules()))
 def test_an_exception_precompact_did_not_raise_is_said_only_quoted(name):
     assert not foreign_exception_text_unquoted(modules()[name]), name
 

@@ -663,7 +663,7 @@ def _seen_now(path: str, end: int) -> TranscriptSeen:
     except session_file.NotASessionFile as e:
         raise _TranscriptChanged(f"its transcript {shown} {e.strerror}") from None
     except OSError as e:
-        raise _TranscriptChanged(f"its transcript {shown} cannot be read ({e.strerror or e})") from None
+        raise _TranscriptChanged(f"its transcript {shown} cannot be read ({quoting.os_error(e)})") from None
     if len(tail) != end - start:
         raise _TranscriptChanged(f"its transcript {shown} was cut while it was read")
     return TranscriptSeen(found.st_dev, found.st_ino, hashlib.sha256(tail).hexdigest())
@@ -795,7 +795,7 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
         try:
             stored = _read_entry(logs, name)
         except OSError as e:  # ConfinementError: a link, not a regular file, oversized; or unreadable
-            found.append(QueueEntry(name, refused=str(e)))
+            found.append(QueueEntry(name, refused=quoting.os_error(e)))
             continue
         if stored is not None:
             found.append(_parsed(name, stored))
@@ -884,7 +884,7 @@ def queued_notice(logs: Path) -> str | None:
     try:
         entries = queue_entries(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
-        return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {e}"
+        return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {quoting.os_error(e)}"
     # A savepoint whose transcript no longer holds what its hook saw is none `flush` can write.
     changed = sum(entry.session is not None and _transcript_changed(entry) is not None for entry in entries)
     savepoints = sum(entry.session is not None for entry in entries) - changed
@@ -1015,12 +1015,21 @@ def _write_queue(
             done.left += sum(1 for rest in entries[position:] if rest.session or rest.summary)
             done.notes.append(f"queued savepoints not written yet: {e}")
             break
-        except (PrecompactError, OSError) as e:
-            done.left += 1
-            done.failed += 1
-            stuck.add(session.session_id if session else None)
-            done.notes.append(f"queued {'savepoint' if session else 'summary'} {shown} not written yet: {e}")
+        except PrecompactError as e:
+            _not_written(done, stuck, session, f"queued {'savepoint' if session else 'summary'} {shown}", str(e))
+        except OSError as e:
+            _not_written(
+                done, stuck, session, f"queued {'savepoint' if session else 'summary'} {shown}", quoting.os_error(e)
+            )
     return done
+
+
+def _not_written(done: QueuedWritten, stuck: set, session: Session | None, what: str, why: str) -> None:
+    """Counts queue entry `what` as failed and left (its session's later entries wait for it)."""
+    done.left += 1
+    done.failed += 1
+    stuck.add(session.session_id if session else None)
+    done.notes.append(f"{what} not written yet: {why}")
 
 
 class Taken(Record, frozen=True):
@@ -1101,7 +1110,7 @@ def _remove_unread(logs: Path, name: str, said: str) -> tuple[bool, str]:
     try:
         logs_dir.remove(logs, f"{QUEUE_DIR}/{name}")
     except OSError as e:  # a directory of that name, say: left, and said each time
-        return False, said.format(f"could not be removed ({e.strerror}; remove it)")
+        return False, said.format(f"could not be removed ({quoting.os_error(e)}; remove it)")
     return True, said.format("removed unread")
 
 
@@ -1619,7 +1628,7 @@ def _session_state(settings: Settings, clean) -> dict | None:
             size = os.fstat(f.fileno()).st_size
             raw = f.read(SESSION_STATE_CAP_BYTES + 1)
     except OSError as e:
-        return {"path": str(path), "problem": f"unreadable: {e.strerror or e}"}
+        return {"path": str(path), "problem": f"unreadable: {quoting.os_error(e)}"}
     kept = {"path": str(path), "size": max(size, len(raw))}
     if len(raw) > SESSION_STATE_CAP_BYTES:
         # Cut, it is no JSON document: its first bytes are kept as text, and said to be cut.
@@ -1670,7 +1679,7 @@ def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict
     try:
         resolved = file.resolve()
     except (OSError, RuntimeError) as e:
-        return {"problem": f"unresolvable: {e}"}
+        return {"problem": f"unresolvable: {quoting.os_error(e)}"}
     if not resolved.is_relative_to(root):
         return {"outside_project": True}
     if _is_excluded(resolved, root, exclude) or (file.is_relative_to(root) and _is_excluded(file, root, exclude)):
@@ -1681,7 +1690,7 @@ def _open_inside(file: Path, root: Path, exclude: tuple[str, ...]) -> int | dict
     except FileNotFoundError:
         return {"problem": "file not found"}
     except OSError as e:
-        return {"problem": f"unreadable: {e.strerror or e}"}
+        return {"problem": f"unreadable: {quoting.os_error(e)}"}
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         return {"problem": "not a regular file"}
@@ -1698,7 +1707,7 @@ def _file_record(file: Path, settings: Settings, root: Path, contents) -> dict:
             size = os.fstat(f.fileno()).st_size
             head = f.read(settings.file_cap_bytes)
     except OSError as e:
-        return {"problem": f"unreadable: {e.strerror or e}"}
+        return {"problem": f"unreadable: {quoting.os_error(e)}"}
     # The hash covers what is kept (`hashed_bytes`), not the rest of a file cut at the cap:
     # reading a large file whole on every savepoint was most of the hook's time.
     digest = hashlib.sha256(head).hexdigest()
@@ -1724,7 +1733,7 @@ def git_state(cwd: Path) -> dict:
     try:
         status = git("status", "--porcelain=v2", "--branch", "--untracked-files=normal", "--ignore-submodules=dirty")
     except (OSError, processes.TimeoutExpired) as e:
-        return {"repository": False, "problem": f"git unavailable: {e}"}
+        return {"repository": False, "problem": f"git unavailable: {quoting.os_error(e)}"}
     if status.returncode != 0:
         return {
             "repository": False,

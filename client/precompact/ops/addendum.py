@@ -41,7 +41,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from precompact.boundary import logs_dir
+from precompact.boundary import logs_dir, quoting
 from precompact.config import discovery
 from precompact.config import settings as configuration
 from precompact.local import provenance
@@ -299,7 +299,7 @@ def prepare(loaded: configuration.Config) -> list[str]:
             logs_dir.write_atomic(loaded.logs, computing, provenance.stamped(STAMP_PURPOSE, record.encode()))
             logs_dir.claim(loaded.logs, computing, _name(stem, discovery.READY_SUFFIX))
         except Exception as e:  # noqa: BLE001 -- one session's addendum never stops the others or the layers
-            notes.append(f"addendum for session {stem} not computed: {e!r}")
+            notes.append(f"addendum for session {stem} not computed: {quoting.inline(repr(e))}")
         finally:
             logs_dir.remove(loaded.logs, computing)
     return notes

@@ -211,7 +211,7 @@ def _check_transcript(payload: dict) -> None:
     try:
         os.stat(given)
     except OSError as e:
-        raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({e.strerror})") from None
+        raise NoTranscript(f"the transcript {quoting.inline(given)} cannot be read ({quoting.os_error(e)})") from None
 
 
 def subagent_session(payload: dict, agent: str) -> str | None:
@@ -721,7 +721,7 @@ def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
             loaded.root,
             _text(payload, "hook_event_name") or "hook",
             "the background worker could not start: what this event saved is kept, and Layers 2 and 3 wait "
-            f"for the worker's next run (`precompact flush` runs them now): {failure_reason(e)}",
+            f"for the worker's next run (`precompact flush` runs them now): {quoting.os_error(e)}",
         )
         return False
     return True
