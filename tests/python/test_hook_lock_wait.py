@@ -207,6 +207,9 @@ def test_a_queued_summary_this_machine_did_not_stamp_is_removed_unread(tmp_path)
     transcript = generate(tmp_path / "t.jsonl", 4_000, project=project.path)
     before = payload("PreCompact", project.path, transcript.path)
     assert precompact(project.path, "hook", stdin=before).returncode == 0
+    # The worker the hook started writes the queue too: done before the entry is planted, so that
+    # the call below is the one that meets it.
+    assert wait_until(lambda: worker_finished(project.path), 120)
     queue = project.logs / "precompact-queue"
     queue.mkdir(exist_ok=True)
     planted = {
@@ -441,7 +444,7 @@ def test_resurrect_while_a_later_savepoint_is_queued_says_so_and_is_not_ready(tm
     )
     snapshot.queue(compaction.layer_1(configuration.load(project.path)), session)
     said = (
-        "1 savepoint(s) queued by a hook (the index was busy) and not written yet (logs/precompact-queue/): "
+        "1 savepoint(s) queued by a hook for the background worker and not written yet (logs/precompact-queue/): "
         "run `precompact flush`"
     )
     reported = precompact(project.path, "resurrect")

@@ -266,7 +266,7 @@ def test_flush_writes_what_is_queued_and_status_verify_doctor_name_it_until_then
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     snapshot.queue(settings_of(project), session_of(project, transcript))
-    waiting = "1 savepoint(s) queued by a hook (the index was busy) and not written yet"
+    waiting = "1 savepoint(s) queued by a hook for the background worker and not written yet"
 
     status = precompact(project.path, "status")
     assert status.returncode == 0 and waiting in status.stdout, status.stdout

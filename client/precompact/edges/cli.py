@@ -571,7 +571,7 @@ def flush(instance, as_json) -> None:
     for notice in outcome.notices:
         terminal.echo(f"warning: {notice}", err=True)
     if queue.savepoints:
-        _say(f"Layer 1: wrote {queue.savepoints} savepoint(s) hooks had queued while the index was busy")
+        _say(f"Layer 1: wrote {queue.savepoints} savepoint(s) hooks had queued for the background worker")
     still_queued = api.queued_notice(loaded)
     if still_queued:
         _say(f"… Layer 1: {still_queued}")

@@ -893,7 +893,7 @@ def queued_notice(logs: Path) -> str | None:
     said = [f"{savepoints} savepoint(s)"] if savepoints else []
     said += [f"{summaries} compaction summary(ies)"] if summaries else []
     queued_here = (
-        f"{' and '.join(said)} queued by a hook (the index was busy) and not written yet "
+        f"{' and '.join(said)} queued by a hook for the background worker and not written yet "
         f"(logs/{QUEUE_DIR}/): run `precompact flush`"
     )
     notices = [queued_here] if said else []
