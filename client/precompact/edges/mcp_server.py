@@ -47,6 +47,14 @@ INSTRUCTIONS_OUTSIDE_A_PROJECT = (
 # with the line that says how the user crosses projects, not as a mere unknown argument.
 CROSSING_ARGUMENTS = ("everywhere", "project")
 _READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# How long `recall`'s and `savepoints`' answers may be, in characters (`show` has its own bounds).
+_ANSWER_BUDGET = {
+    "type": "integer",
+    "minimum": 200,
+    "maximum": 50_000,
+    "default": recall.DEFAULT_BUDGET,
+    "description": "At most this many characters.",
+}
 TOOLS = [
     types.Tool(
         name="recall",
@@ -60,13 +68,7 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": 'Words to find; "a quoted phrase" matches as a phrase.'},
-                "budget": {
-                    "type": "integer",
-                    "minimum": 200,
-                    "maximum": 50_000,
-                    "default": recall.DEFAULT_BUDGET,
-                    "description": "At most this many characters.",
-                },
+                "budget": _ANSWER_BUDGET,
                 "savepoint": {"type": "integer", "minimum": 1, "description": "Only entries this savepoint holds."},
                 "since": {"type": "string", "description": "Only entries from this ISO 8601 time on."},
                 "role": {
@@ -127,13 +129,7 @@ TOOLS = [
         input_schema={
             "type": "object",
             "properties": {
-                "budget": {
-                    "type": "integer",
-                    "minimum": 200,
-                    "maximum": 50_000,
-                    "default": recall.DEFAULT_BUDGET,
-                    "description": "At most this many characters.",
-                },
+                "budget": _ANSWER_BUDGET,
             },
             "additionalProperties": False,
         },
