@@ -18,7 +18,7 @@ import pytest
 
 from precompact.config import hook_timeouts
 from precompact.config import install as installer
-from precompact.local import savepoint_log
+from precompact.local import savepoint_log, snapshot
 from support.commands import precompact, wait_until, worker_finished
 from support.projects import full_document, new_project
 from support.transcript_gen import generate, payload
@@ -108,7 +108,7 @@ def test_session_end_queues_at_once_while_another_save_holds_the_lock_and_the_wo
         assert ended.returncode == 0, ended.stderr
         assert took < hook_timeouts.installed("claude", "SessionEnd"), took
         [entry] = queue_entries(project)
-        assert not entry.endswith("-summary.json")
+        assert not entry.endswith(snapshot.SUMMARY_SUFFIX)
         assert not list(project.logs.glob("precompact-saves/snapshot_*.json"))
     finally:
         holder.stop()
@@ -138,7 +138,7 @@ def test_post_compact_queues_its_summary_while_the_lock_is_held_and_the_worker_r
         assert compacted.returncode == 0 and compacted.stdout == "", (compacted.stdout, compacted.stderr)
         assert took < hook_timeouts.installed("claude", "PostCompact"), took
         [entry] = queue_entries(project)
-        assert entry.endswith("-summary.json")
+        assert entry.endswith(snapshot.SUMMARY_SUFFIX)
         assert "SUMMARY-MARKER" not in (project.logs / "precompact-savepoint.jsonl").read_text()
     finally:
         holder.stop()
@@ -164,7 +164,7 @@ def test_a_savepoint_post_compact_recovers_and_its_summary_are_both_queued_and_w
         compacted = precompact(project.path, "hook", stdin=after)
         assert compacted.returncode == 0 and compacted.stdout == "", (compacted.stdout, compacted.stderr)
         first, second = queue_entries(project)
-        assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+        assert not first.endswith(snapshot.SUMMARY_SUFFIX) and second.endswith(snapshot.SUMMARY_SUFFIX)
     finally:
         holder.stop()
     assert wait_until(lambda: not queue_entries(project), 30), queue_entries(project)
@@ -192,7 +192,7 @@ def test_one_compaction_while_the_lock_is_held_is_queued_once_and_written_once_w
             )
             assert done.returncode == 0, (event, done.stderr)
         first, second = queue_entries(project)
-        assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+        assert not first.endswith(snapshot.SUMMARY_SUFFIX) and second.endswith(snapshot.SUMMARY_SUFFIX)
     finally:
         holder.stop()
     assert wait_until(lambda: not queue_entries(project), 60), queue_entries(project)
@@ -307,7 +307,7 @@ def test_a_savepoint_still_queued_past_the_lock_wait_is_not_recovered_a_second_t
         done = precompact(project.path, "hook", stdin=after)
         assert done.returncode == 0, done.stderr
         entries = queue_entries(project)
-        assert [e.endswith("-summary.json") for e in entries] == [False] + (
+        assert [e.endswith(snapshot.SUMMARY_SUFFIX) for e in entries] == [False] + (
             [True] if event_name == "PostCompact" else []
         )
     finally:

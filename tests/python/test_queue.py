@@ -146,7 +146,7 @@ def test_an_entry_that_fails_is_said_and_left_queued_with_its_summary_while_the_
     assert saved.session_id == SESSION and saved.compact_summary is None  # not the stuck session's summary
     # The failing savepoint and the summary that belongs to it stay queued, in order.
     first, second = queue_names(project)
-    assert not first.endswith("-summary.json") and second.endswith("-summary.json")
+    assert not first.endswith(snapshot.SUMMARY_SUFFIX) and second.endswith(snapshot.SUMMARY_SUFFIX)
 
 
 def test_a_queued_savepoint_a_savepoint_of_its_session_already_holds_is_not_written_again(tmp_path):

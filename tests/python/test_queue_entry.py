@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def restamp(project, name: str, change) -> None:
     """Entry `name` as another writer on this machine writes it: `change` applied to its JSON,
     stamped with this machine's key (so only its fields tell it apart)."""
     path = project.logs / snapshot.QUEUE_DIR / name
-    purpose = snapshot.SUMMARY_PURPOSE if name.endswith(snapshot.SUMMARY_SUFFIX) else snapshot.QUEUE_PURPOSE
+    purpose = snapshot.SUMMARY_PURPOSE if snapshot.is_summary_entry(name) else snapshot.QUEUE_PURPOSE
     data = provenance.made_here(purpose, path.read_bytes())
     assert data is not None
     path.write_bytes(provenance.stamped(purpose, orjson.dumps(change(orjson.loads(data)))))
@@ -341,3 +342,35 @@ def test_a_transcript_that_only_grew_since_the_hook_is_written_up_to_the_hook_s_
     assert (done.savepoints, done.failed) == (1, 0)
     [saved] = savepoint_log.savepoints(project.logs)
     assert saved.transcript_end == end
+
+
+# The whole-name pattern of the queue's entries in precompact's releases before the format had a
+# version (c50c1ec and every one before it): what an older install, the Claude Code plugin's own
+# venv say, lists.
+VERSION_1_LISTING = re.compile(r"\d{20}-\d+(-summary)?\.json")
+
+
+def test_an_older_precompact_never_lists_an_entry_of_this_format(tmp_path):
+    """review12d F1: a version 1 precompact read a version 2 summary entry's extra fields as not
+    its own and removed it unread (the summary lost); it wrote a v2 savepoint entry without its
+    instance or transcript check. Named so that its listing never matches, each entry waits for a
+    precompact that reads it; this version still reads entries named the old way."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    loaded = configuration.load(project.path)
+    settings = snapshot.Settings.of(loaded)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}\n')
+    session = snapshot.Session("s", str(transcript), str(project.path), "auto")
+    name = snapshot.queue(settings, session)
+    assert name.endswith(snapshot.QUEUE_SUFFIX) and not VERSION_1_LISTING.fullmatch(name)
+    assert snapshot.SUMMARY_SUFFIX.endswith(".v2.json")
+    old_named = f"{time.time_ns():020d}-1.json"
+    assert VERSION_1_LISTING.fullmatch(old_named) and snapshot.QUEUE_ENTRY.fullmatch(old_named)
+    queue_dir = project.logs / snapshot.QUEUE_DIR
+    (queue_dir / old_named).write_bytes((queue_dir / name).read_bytes())
+    assert set(snapshot.queued(project.logs)) == {name, old_named}
+    assert [snapshot.is_summary_entry(n) for n in (name, old_named, "0" * 20 + "-1-summary.json")] == [
+        False,
+        False,
+        True,
+    ]

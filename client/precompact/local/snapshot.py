@@ -57,9 +57,15 @@ UNINDEXED_SNAPSHOT_SECONDS = 600
 # QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody. One queue, taken in the order the hooks left
 # them: a summary queued after the savepoint it belongs to is written after it.
 QUEUE_DIR = "precompact-queue"
-QUEUE_ENTRY = re.compile(r"\d{20}-\d+(-summary)?\.json")
+# A queue entry's name: its time and writer's process, `-summary` for a compaction summary's, and
+# `.v2` since the format has a version (version 1 entries, named without it, are still read). A
+# precompact of version 1 lists only `…\d(-summary)?.json` (its whole-name pattern): it never sees,
+# and so never removes unread or writes without its instance and transcript checks, an entry of
+# this format (review12d F1).
+QUEUE_ENTRY = re.compile(r"\d{20}-\d+(-summary)?(\.v2)?\.json")
+QUEUE_SUFFIX = ".v2.json"
 QUEUE_PURPOSE = "queued savepoint"
-SUMMARY_SUFFIX = "-summary.json"
+SUMMARY_SUFFIX = "-summary.v2.json"
 SUMMARY_PURPOSE = "queued compaction summary"
 QUEUED_LOCK_TIMEOUT_SECONDS = 600.0
 QUEUED_REASON = savepoint_log.QUEUED_REASON
@@ -605,7 +611,7 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         "reason": reason,
         "transcript": seen.as_dict() if seen is not None else None,
     }
-    return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), ".json")
+    return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
 
 
 def _entry_header(settings: Settings) -> dict:
@@ -802,11 +808,17 @@ def queue_entries(logs: Path) -> list[QueueEntry]:
     return found
 
 
+def is_summary_entry(name: str) -> bool:
+    """Whether queue entry `name` (of either format's names) holds a compaction summary."""
+    found = QUEUE_ENTRY.fullmatch(name)
+    return bool(found and found.group(1))
+
+
 def _parsed(name: str, stored: bytes) -> QueueEntry:
     """Queue entry `name` as `stored` reads (`QueueEntry`): the one reader of its format."""
     import orjson
 
-    summary_kind = name.endswith(SUMMARY_SUFFIX)
+    summary_kind = is_summary_entry(name)
     data = provenance.made_here(SUMMARY_PURPOSE if summary_kind else QUEUE_PURPOSE, stored)
     if data is None:
         return QueueEntry(name)
