@@ -282,3 +282,34 @@ def test_the_owed_brief_benchmark_runs():
     )
     assert done.returncode == 0, done.stderr
     assert [line.split()[0] for line in done.stdout.splitlines()] == ["owed", "none"], done.stdout
+
+
+def test_a_worker_finishing_between_the_events_two_reads_leaves_the_brief_given(compacted, monkeypatch):
+    """review12d F4: the event read the index, then the queue; a worker that wrote the savepoint
+    in between (its line appended after the index was read, its entry removed before the queue
+    was) left the event seeing it in neither: the brief taken and nothing given, for good."""
+    start_while_the_index_is_busy(compacted)
+    reach = snapshot.queued_reach
+    finished = []
+
+    def worker_finishes_now(logs, session_id):
+        if not finished:
+            finished.append(compaction.write_queued(compacted.loaded).savepoints)
+        return reach(logs, session_id)
+
+    monkeypatch.setattr(snapshot, "queued_reach", worker_finishes_now)
+    given = compacted.event("PostToolUse", tool_name="Bash")
+    assert finished == [1]
+    assert given is not None and given.startswith(BRIEF_START), given
+    assert compacted.deliveries() == [(1, "compact")] and not compacted.owed()
+
+
+def test_an_event_while_the_brief_waits_on_a_queued_savepoint_starts_the_worker(compacted, monkeypatch):
+    """review12d F2: a worker that died left the entry, and no prompt or tool call started one:
+    the brief waited out its 20 minutes for a write one worker run makes at once."""
+    start_while_the_index_is_busy(compacted)
+    started = []
+    monkeypatch.setattr(background, "spawn", lambda root: started.append(root))
+    with savepoint_log.locked(compacted.project.logs, 0):  # still queued: the worker waits for the index
+        assert compacted.event("UserPromptSubmit", prompt="go on") is None
+    assert started == [compacted.project.path] and compacted.owed()

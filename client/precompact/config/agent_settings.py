@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from precompact.boundary import quoting, small_file, user_roots
+from precompact.boundary import small_file, user_roots
 
 PLUGIN_NAME = "precompact"
 MCP_SERVER = "precompact"
@@ -58,6 +58,8 @@ def read(path: Path) -> bytes | None:
     except small_file.Refused as e:
         raise Unreadable(str(e)) from None
     except OSError as e:
+        from precompact.boundary import quoting  # only on failure: the hook's fast path reads this module
+
         raise Unreadable(f"cannot read {path}: {quoting.os_error(e)}") from None
 
 
@@ -83,6 +85,8 @@ def loads(text: str, path: Path) -> object:
     try:
         return json.loads(text.removeprefix("\ufeff"), parse_constant=refuse_constant, parse_int=whole)
     except ValueError as e:  # json.JSONDecodeError among them
+        from precompact.boundary import quoting  # only on failure: the hook's fast path reads this module
+
         raise NotJson(f"{path} is not valid JSON ({quoting.inline(str(e))})") from None
     except RecursionError:
         raise NotJson(f"{path} is not valid JSON (nested too deep to read)") from None
@@ -188,6 +192,8 @@ def merged_settings_files(project: Path, home: Path | None = None) -> list[tuple
     except (FileNotFoundError, NotADirectoryError):
         names = []
     except OSError as e:
+        from precompact.boundary import quoting  # only on failure: the hook's fast path reads this module
+
         raise Unreadable(f"cannot list {drop_ins}: {quoting.os_error(e)}") from None
     return [
         ("user", settings_path("user", project, home)),

@@ -21,7 +21,7 @@ import json
 import os
 import stat
 
-from precompact.boundary import quoting, small_file, user_roots
+from precompact.boundary import small_file, user_roots
 from precompact.errors import PrecompactError
 
 try:  # CPython 3.11's own SHA-256: hashlib loads OpenSSL first, a few ms of every hook event in a project
@@ -98,6 +98,8 @@ def read_own(path: Path | str) -> bytes:
             ) from None
         raise NotOwn(f"{path} {e.reason}; precompact ignores it: remove it") from None
     except OSError as e:
+        from precompact.boundary import quoting  # only on failure: the hook's fast path reads this module
+
         raise NotOwn(f"cannot read {path}: {quoting.os_error(e)}") from None
     if info.st_uid != os.geteuid():
         raise NotOwn(

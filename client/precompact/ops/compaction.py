@@ -539,8 +539,15 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
         index = savepoint_log.read(loaded.logs)
         saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
         if _compaction_queued(loaded, saved, session_id, None):
+            # A worker that died leaves the entry to the next one: this event starts it (it
+            # stops at once when one runs), or the brief would wait out OWED_SECONDS for nothing.
+            _start_worker(loaded, payload)
             _keep_owed(loaded, payload, owed)
             return None
+        # Read again: a worker that wrote the savepoint between the two reads above took its
+        # entry from the queue after the index was read, and the brief is of that savepoint.
+        index = savepoint_log.read(loaded.logs)
+        saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
         if not addendum.settle_brief(loaded, session_id):
             return None  # another event is giving it
         briefing = _owed_briefing(payload, agent, owed, index, saved)
