@@ -258,14 +258,15 @@ def next_part(agent: str) -> str:
 
 
 def queued(previous: savepoint_log.Savepoint | None, comes_with: str | None = None, now: datetime | None = None) -> str:
-    """What a compacted session is given while its compaction's savepoint is queued (the index
-    was busy at its hooks), in fixed words: no brief of it, and none of an older savepoint as if it
+    """What a compacted session is given while its compaction's savepoint is queued (too large for
+    the hook to write in its time, or the index busy), in fixed words: no brief of it, and none of an older savepoint as if it
     were this compaction's; `previous`, the session's savepoint before it, named, not checked here
     (no proof of it is claimed). `comes_with`: the event that gives the session the brief once the
     savepoint is written ("prompt or tool call": ops/compaction.OWED_LATER; Gemini's "prompt")."""
     said = (
-        "[precompact] This compaction's savepoint is not written yet: other saves held the index, so it "
-        "was queued and is written in the background (`precompact status` lists it once written, "
+        "[precompact] This compaction's savepoint is not written yet: it was queued for the background "
+        "worker (more than the hook writes itself, or the index busy) and is written there "
+        "(`precompact status` lists it once written, "
         "`precompact flush` writes it now); no brief of it can be given here"
         + (f"; it comes with your first {comes_with} after the savepoint is written." if comes_with else ".")
     )
