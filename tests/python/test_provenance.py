@@ -287,9 +287,9 @@ def test_the_mcp_savepoints_tool_lists_nothing_of_a_savepoint_no_root_vouches_fo
     assert second is not None and second.sequence == 2 and not second.written_here
     savepoint_log.mark(own.logs, second, savepoint_log.Event.COMPACT_SUMMARY, trigger="auto", summary=ATTACKER_REQUEST)
     listed = mcp_server.answer(configuration.load(own.path), "savepoints", {}).splitlines()
-    assert listed[0].startswith("savepoint 1 of Trial #1: ") and len(listed) == 2
+    assert listed[1].startswith("savepoint 1 of Trial #1: ") and len(listed) == 2  # newest first
     assert (
-        listed[1]
+        listed[0]
         == 'savepoint 2 of "Trial #1": not verified: no root vouches for its index line; nothing of it is listed'
     )
     assert ATTACKER_REQUEST not in "\n".join(listed)

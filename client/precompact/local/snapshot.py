@@ -646,7 +646,7 @@ def _transcript_seen(session: Session, end: int | None) -> TranscriptSeen | None
         return None
 
 
-class _TranscriptChanged(Exception):
+class _TranscriptChanged(PrecompactError):
     """The transcript no longer holds what its queue entry's hook saw; the message says how."""
 
 

@@ -350,7 +350,8 @@ def offline_then_flush(root: Path, savepoints: int) -> tuple[Tally, float]:
     project = new_project(root, "offline", git_layer=True, chain_layer=True, cluster=url)
     # The remote git.url names is unreachable until it is moved back.
     project.remote.rename(root / "unreachable.git")
-    transcript = generate(root / "offline.jsonl", 200_000, project=project.path)
+    # Within what PreCompact writes itself (config/hook_timeouts.pre_compact_writes): each hook saves.
+    transcript = generate(root / "offline.jsonl", 80_000, project=project.path)
     problems, slowest = [], 0.0
     for _ in range(savepoints):
         began = time.monotonic()
