@@ -22,15 +22,10 @@ from precompact.edges.hook import handle
 from precompact.local import provenance, savepoint_log, snapshot
 from precompact.ops import addendum, compaction
 from support.commands import hook, precompact, wait_until, worker_finished
-from support.projects import new_project
+from support.projects import new_project, queue_entries
 from support.transcript_gen import generate, payload, saved_sequence
 
 PYTHON = sys.executable
-
-
-def queue_entries(project) -> list[str]:
-    queue = project.logs / "precompact-queue"
-    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
 
 
 def index_lines(project) -> list[dict]:

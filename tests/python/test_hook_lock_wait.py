@@ -20,7 +20,7 @@ from precompact.config import hook_timeouts
 from precompact.config import install as installer
 from precompact.local import savepoint_log, snapshot
 from support.commands import precompact, wait_until, worker_finished
-from support.projects import full_document, new_project
+from support.projects import full_document, new_project, queue_entries
 from support.transcript_gen import generate, payload
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,11 +55,6 @@ class LockHolder:
 
 def index_lock(project) -> LockHolder:
     return LockHolder(project.logs / "precompact-savepoint.lock")
-
-
-def queue_entries(project) -> list[str]:
-    queue = project.logs / "precompact-queue"
-    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
 
 
 def index_lines(project) -> list[dict]:

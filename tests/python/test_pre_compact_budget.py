@@ -18,7 +18,7 @@ from precompact.config import hook_timeouts
 from precompact.local import savepoint_log
 from precompact.ops import compaction
 from support.commands import precompact, wait_until, worker_finished
-from support.projects import full_document, new_project
+from support.projects import full_document, new_project, queue_entries
 from support.transcript_gen import generate, payload, saved_sequence
 
 # Over PreCompact's budget by far (a few hundred KB), and a session of the few KB most tests use.
@@ -26,11 +26,6 @@ LONG_BYTES = 2_000_000
 SHORT_BYTES = 8_000
 # What a hook may take beyond Python's start when it writes nothing (a loaded 2-core machine).
 QUICK_SECONDS = 8.0
-
-
-def queue_entries(project) -> list[str]:
-    queue = project.logs / "precompact-queue"
-    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
 
 
 def created_lines(project) -> list[dict]:

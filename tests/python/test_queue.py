@@ -19,7 +19,7 @@ from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import precompact
-from support.projects import new_project
+from support.projects import new_project, queue_entries
 from support.transcript_gen import generate, payload
 
 SESSION = "s-queued0001"
@@ -33,11 +33,6 @@ def session_of(project, transcript: Path, session_id: str = SESSION, trigger: st
     return snapshot.Session(
         session_id=session_id, transcript_path=str(transcript), cwd=str(project.path), trigger=trigger
     )
-
-
-def queue_names(project) -> list[str]:
-    queue = project.logs / snapshot.QUEUE_DIR
-    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
 
 
 def said_more(transcript: Path, marker: str) -> None:
@@ -84,7 +79,7 @@ def test_an_entry_that_is_no_file_precompact_writes_is_removed_with_a_line_and_t
 
     done = compaction.write_queued(configuration.load(project.path))
 
-    assert not os.path.lexists(planted) and queue_names(project) == []
+    assert not os.path.lexists(planted) and queue_entries(project) == []
     assert (done.savepoints, done.left, done.failed) == (1, 0, 0)
     [note] = done.notes
     assert note.startswith(f"queue entry logs/{snapshot.QUEUE_DIR}/{planted.name} removed unread: "), note
@@ -145,7 +140,7 @@ def test_an_entry_that_fails_is_said_and_left_queued_with_its_summary_while_the_
     [saved] = savepoint_log.savepoints(project.logs)
     assert saved.session_id == SESSION and saved.compact_summary is None  # not the stuck session's summary
     # The failing savepoint and the summary that belongs to it stay queued, in order.
-    first, second = queue_names(project)
+    first, second = queue_entries(project)
     assert not first.endswith(snapshot.SUMMARY_SUFFIX) and second.endswith(snapshot.SUMMARY_SUFFIX)
 
 
@@ -161,7 +156,7 @@ def test_a_queued_savepoint_a_savepoint_of_its_session_already_holds_is_not_writ
 
     done = compaction.write_queued(configuration.load(project.path))
 
-    assert (done.savepoints, done.left) == (0, 0) and queue_names(project) == []
+    assert (done.savepoints, done.left) == (0, 0) and queue_entries(project) == []
     [note] = done.notes
     assert note.endswith("not written again: savepoint 1 of its session holds what it would"), note
     assert [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
@@ -179,7 +174,7 @@ def test_an_entry_another_writer_wrote_while_this_one_waited_is_not_written_twic
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
     snapshot.queue(settings, session_of(project, transcript))
-    [name] = queue_names(project)
+    [name] = queue_entries(project)
     (project.logs / snapshot.QUEUE_DIR / name).unlink()  # the other writer took it
     assert snapshot.write_entry(settings, name, 5.0, capture.holder) == snapshot.Taken()
     assert savepoint_log.savepoints(project.logs) == []
@@ -212,9 +207,9 @@ def test_a_compaction_s_session_start_writes_its_queued_savepoint_past_an_entry_
     assert context is not None and context.startswith("[precompact] Restored from savepoint 2 of"), context
     saved = savepoint_log.savepoints(project.logs)
     assert [(s.sequence, s.recovered) for s in saved] == [(1, None), (2, savepoint_log.QUEUED_REASON)]
-    assert queue_names(project) == [planted.name] and (tmp_path / "p" / "outside.json").exists()
+    assert queue_entries(project) == [planted.name] and (tmp_path / "p" / "outside.json").exists()
     done = compaction.write_queued(loaded)
-    assert (done.savepoints, done.left) == (0, 0) and queue_names(project) == []
+    assert (done.savepoints, done.left) == (0, 0) and queue_entries(project) == []
     [note] = done.notes
     assert note.startswith(f"queue entry logs/{snapshot.QUEUE_DIR}/{planted.name} removed unread: "), note
 
@@ -241,7 +236,7 @@ def test_a_compaction_whose_savepoint_is_queued_is_recovered_once_and_told_so_ne
     with savepoint_log.locked(project.logs, 0):  # another save holds the index (its own descriptor)
         context = api.on_session_start(loaded, start, "claude")
 
-    assert context is not None and len(queue_names(project)) == 1
+    assert context is not None and len(queue_entries(project)) == 1
     assert context.startswith("[precompact] This compaction's savepoint is not written yet"), context
     assert "previous savepoint, 1 (sha256:" in context and "it was not checked here" in context, context
     assert "Restored from" not in context and "✓" not in context and "full conversation" not in context
@@ -280,7 +275,7 @@ def test_flush_writes_what_is_queued_and_status_verify_doctor_name_it_until_then
     assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
     assert json.loads(flushed.stdout)["queue"] == {"written": 1, "left": 0, "problems": []}
     assert "Layer 1: wrote 1 savepoint(s) hooks had queued" in flushed.stderr
-    assert queue_names(project) == [] and [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
+    assert queue_entries(project) == [] and [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
     assert waiting not in precompact(project.path, "status").stdout
     assert precompact(project.path, "verify").returncode == 0
     assert "✓ worker" in precompact(project.path, "doctor").stdout

@@ -23,7 +23,7 @@ from precompact.config import settings as configuration
 from precompact.local import capture, provenance, savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import precompact
-from support.projects import new_project
+from support.projects import new_project, queue_entries
 from support.transcript_gen import generate
 
 SESSION = "s-entry000001"
@@ -39,11 +39,6 @@ def session_of(project, transcript: Path, session_id: str = SESSION, trigger: st
     return snapshot.Session(
         session_id=session_id, transcript_path=str(transcript), cwd=str(project.path), trigger=trigger
     )
-
-
-def queue_names(project) -> list[str]:
-    queue = project.logs / snapshot.QUEUE_DIR
-    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
 
 
 def said_more(transcript: Path, marker: str, times: int = 1) -> None:
@@ -92,7 +87,7 @@ def test_flush_of_another_instance_writes_the_hook_s_savepoint_and_summary_into_
     flushed = precompact(project.path, "flush", "--instance", "Old #0")
 
     assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
-    assert queue_names(project) == []
+    assert queue_entries(project) == []
     saved = savepoint_log.savepoints(project.logs)
     assert [(s.instance, s.sequence, s.session_id) for s in saved] == [
         ("Trial #1", 1, SESSION),
@@ -115,7 +110,7 @@ def test_a_summary_whose_savepoint_is_missing_fails_and_stays_queued(tmp_path):
     assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
     assert f"queued summary logs/{snapshot.QUEUE_DIR}/{name} not recorded: its savepoint is not in" in flushed.stderr
     assert "remove the entry to give the summary up" in flushed.stderr
-    assert queue_names(project) == [name]
+    assert queue_entries(project) == [name]
     assert [s.compact_summary for s in savepoint_log.savepoints(project.logs)] == [None]
 
 
@@ -138,7 +133,7 @@ def test_an_entry_of_a_later_format_is_left_queued_named_and_failed_never_remove
 
     assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
     assert f"queue entry logs/{snapshot.QUEUE_DIR}/{name} {OTHER_VERSION} (format 3" in flushed.stderr
-    assert queue_names(project) == sorted([name, summary])
+    assert queue_entries(project) == sorted([name, summary])
     assert savepoint_log.savepoints(project.logs) == []
 
 
@@ -162,7 +157,7 @@ def test_an_entry_with_a_field_this_version_does_not_know_or_without_one_it_defa
     flushed = precompact(project.path, "flush")
 
     assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
-    assert queue_names(project) == []
+    assert queue_entries(project) == []
     [saved] = savepoint_log.savepoints(project.logs)
     assert (saved.session_id, saved.compact_summary) == (SESSION, "KEPT")
 
@@ -213,7 +208,7 @@ def test_an_earlier_compaction_s_summary_never_becomes_a_later_compaction_s_save
 
     done = compaction.write_queued(loaded)
 
-    assert queue_names(project) == [] and (done.left, done.failed) == (0, 0)
+    assert queue_entries(project) == [] and (done.left, done.failed) == (0, 0)
     [saved] = savepoint_log.savepoints(project.logs)
     assert saved.compact_summary == "SECOND-COMPACTION"
     [line] = [e for e in events(project, savepoint_log.Event.COMPACT_SUMMARY) if e["summary"] == "SECOND-COMPACTION"]
@@ -321,7 +316,7 @@ def test_a_queued_savepoint_whose_transcript_changed_is_not_written_and_flush_fa
     assert f"queued savepoint logs/{snapshot.QUEUE_DIR}/{name} not written: its transcript " in flushed.stderr
     assert said in flushed.stderr and "remove the entry to give it up" in flushed.stderr, flushed.stderr
     assert "wrote" not in flushed.stderr
-    assert savepoint_log.savepoints(project.logs) == [] and queue_names(project) == [name]
+    assert savepoint_log.savepoints(project.logs) == [] and queue_entries(project) == [name]
     verified = precompact(project.path, "verify")
     never = "✗ 1 savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, never written"
     assert verified.returncode == 4 and never in verified.stdout, verified.stdout

@@ -234,3 +234,9 @@ def tamper_history(snapshot_file: Path, old: bytes, new: bytes) -> Path:
             path.write_bytes(data.replace(old, new))
             return path
     raise AssertionError(f"no chunk of {snapshot_file} holds {old!r}")
+
+
+def queue_entries(project: Project) -> list[str]:
+    """The names in `project`'s hook queue (logs/precompact-queue/), sorted; none without one."""
+    queue = project.logs / "precompact-queue"
+    return sorted(p.name for p in queue.iterdir()) if queue.is_dir() else []
