@@ -536,18 +536,20 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
     session_id = _text(payload, "session_id")
     owed = addendum.owed_brief(loaded, session_id) if agent in OWED_LATER else None
     if owed is not None:
+        from precompact.local import capture, snapshot
+
+        # The queue before the index: a worker that writes the savepoint between the two reads
+        # is then seen in the index (read the other way round, in neither: the brief taken and
+        # never given).
+        reach = snapshot.queued_reach(loaded.logs, session_id)
         index = savepoint_log.read(loaded.logs)
         saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
-        if _compaction_queued(loaded, saved, session_id, None):
+        if capture.waiting(saved, session_id, reach):
             # A worker that died leaves the entry to the next one: this event starts it (it
             # stops at once when one runs), or the brief would wait out OWED_SECONDS for nothing.
             _start_worker(loaded, payload)
             _keep_owed(loaded, payload, owed)
             return None
-        # Read again: a worker that wrote the savepoint between the two reads above took its
-        # entry from the queue after the index was read, and the brief is of that savepoint.
-        index = savepoint_log.read(loaded.logs)
-        saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
         if not addendum.settle_brief(loaded, session_id):
             return None  # another event is giving it
         briefing = _owed_briefing(payload, agent, owed, index, saved)
