@@ -255,7 +255,7 @@ def test_the_brief_reads_geminis_requests_and_failing_command(tmp_path):
 def test_a_compression_is_coming_only_past_geminis_threshold(tmp_path):
     home, cwd = tmp_path / "home", tmp_path / "project"
     chat = write(tmp_path / "chat.jsonl", CHAT[:7])
-    assert gemini_compression.last_prompt_tokens(chat) == 1000
+    assert gemini_compression.latest_answer(chat) == (1000, "gemini-3.8-flash")
     assert not gemini_compression.compression_coming(chat, cwd, home) and not gemini_compression.compressed(chat)
     (cwd / ".gemini").mkdir(parents=True)
     (cwd / ".gemini" / "settings.json").write_text(json.dumps({"model": {"compressionThreshold": 0.0005}}))
@@ -264,6 +264,22 @@ def test_a_compression_is_coming_only_past_geminis_threshold(tmp_path):
         "900k of 1M is past 0.5"
     )
     assert gemini_compression.compressed(write(chat, CHAT))
+
+
+def test_the_window_is_the_one_gemini_gives_the_model_that_answered(tmp_path):
+    """Gemini CLI 0.61.0 compresses at `threshold * tokenLimit(model)`: 256,000 tokens for its
+    Gemma 4 models, 1,048,576 for the rest; a model field of another shape is the default."""
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    answer = {**CALL, "tokens": {"input": 200_000}}
+    for model, coming in (
+        ("gemma-4-31b-it", True),
+        ("gemma-4-26b-a4b-it", True),
+        ("gemini-3.8-flash", False),
+        (["gemma-4-31b-it"], False),
+        (None, False),
+    ):
+        chat = write(tmp_path / "chat.jsonl", [*CHAT[:6], {**answer, "model": model}])
+        assert gemini_compression.compression_coming(chat, cwd, home) is coming, model
 
 
 def test_a_repositorys_settings_or_a_chat_file_that_is_not_a_regular_file_is_read_as_nothing_said(tmp_path):
@@ -282,7 +298,7 @@ def test_a_repositorys_settings_or_a_chat_file_that_is_not_a_regular_file_is_rea
     os.mkfifo(tmp_path / "fifo.jsonl")
     (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
     for path in (tmp_path / "fifo.jsonl", tmp_path / "zero.jsonl"):
-        assert gemini_compression.last_prompt_tokens(path) is None
+        assert gemini_compression.latest_answer(path) is None
         assert not gemini_compression.compressed(path)
     assert gemini_compression.compression_coming(chat, cwd, home)
 

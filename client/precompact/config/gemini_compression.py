@@ -14,18 +14,26 @@ import os
 
 from precompact.boundary import session_file, small_file
 
-# Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD and the window tokenLimit() gives its models.
+# Gemini CLI 0.61.0's DEFAULT_COMPRESSION_TOKEN_THRESHOLD, and the windows its tokenLimit(model)
+# gives: 256,000 tokens to its two Gemma 4 models, 1,048,576 to every other model (its default).
 DEFAULT_COMPRESSION_THRESHOLD = 0.5
 TOKEN_LIMIT = 1_048_576
+SMALLER_WINDOWS = {"gemma-4-31b-it": 256_000, "gemma-4-26b-a4b-it": 256_000}
 # What opens the summary Gemini CLI writes at a compression (transcript/gemini.py reads it).
 SNAPSHOT_OPEN = "<state_snapshot>"
 # Past this a settings.json is not Gemini's (its own are a few KB): read as nothing said.
 SETTINGS_LIMIT = 1 << 20
 
 
-def last_prompt_tokens(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> int | None:
+def window(model: object) -> int:
+    """The window Gemini CLI 0.61.0's tokenLimit() gives `model` (a name from the chat file)."""
+    return SMALLER_WINDOWS.get(model, TOKEN_LIMIT) if isinstance(model, str) else TOKEN_LIMIT
+
+
+def latest_answer(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> tuple[int, object] | None:
     """The prompt tokens of the latest model answer the chat file records (what Gemini CLI
-    compares with its compression threshold), read from the file's end; None if none is there."""
+    compares with its compression threshold) and the model it names (anything: it is outside
+    input), read from the file's end; None if none is there."""
     try:
         with session_file.open_read(path) as f:
             f.seek(0, 2)
@@ -38,9 +46,11 @@ def last_prompt_tokens(path: str | os.PathLike, tail_bytes: int = 1 << 20) -> in
         if b'"tokens"' not in line:
             continue
         record = _json(line)
-        tokens = record.get("tokens") if isinstance(record, dict) else None
+        if not isinstance(record, dict):
+            continue
+        tokens = record.get("tokens")
         if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
-            return tokens["input"]
+            return tokens["input"], record.get("model")
     return None
 
 
@@ -64,10 +74,13 @@ def compression_threshold(cwd: str | os.PathLike, home: str | os.PathLike) -> fl
 
 def compression_coming(path: str | os.PathLike, cwd: str | os.PathLike, home: str | os.PathLike) -> bool:
     """Whether Gemini CLI, whose PreCompress fires before every model round, is about to compress:
-    the latest answer's prompt tokens reach its threshold (as Gemini 0.61.0 decides, with the
-    1,048,576-token window it gives every Gemini model)."""
-    tokens = last_prompt_tokens(path)
-    return tokens is not None and tokens >= compression_threshold(cwd, home) * TOKEN_LIMIT
+    the latest answer's prompt tokens reach its threshold of the window of the model that
+    answered (as Gemini 0.61.0 decides: `threshold * tokenLimit(model)`)."""
+    latest = latest_answer(path)
+    if latest is None:
+        return False
+    tokens, model = latest
+    return tokens >= compression_threshold(cwd, home) * window(model)
 
 
 def compressed(path: str | os.PathLike) -> bool:

@@ -152,6 +152,7 @@ class Session:
     project: Path
     mock: MockGemini
     timeout: float = 240
+    model: str | None = None  # `-m`: Gemini's default model when None
 
     def configure(self) -> None:
         (self.home / ".gemini").mkdir(parents=True, exist_ok=True)
@@ -172,7 +173,8 @@ class Session:
         """One `gemini -p` turn (resuming the latest session, or the session of id `resume`);
         its JSON result."""
         resumed = ["--resume", resume if isinstance(resume, str) else "latest"] if resume else []
-        args = [str(self.binary), "-p", prompt, "-o", "json", "--yolo", *resumed]
+        chosen = ["-m", self.model] if self.model else []
+        args = [str(self.binary), "-p", prompt, "-o", "json", "--yolo", *chosen, *resumed]
         done = subprocess.run(
             args,
             cwd=self.project,
