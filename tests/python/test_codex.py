@@ -5,10 +5,12 @@ it through the three layers, and the model is handed the brief."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
-from support import codex_cli
+from support import codex_cli, commands
 from support.claude_code import wait_for_worker
 from support.codex_cli import is_compaction
 from support.projects import new_project
@@ -116,3 +118,66 @@ def test_resurrect_uncompact_writes_a_rollout_codex_resumes_whole(setup):
     assert PHRASE in text and "cat missing-header.txt" in text, "the tool calls compaction dropped are sent again"
     assert setup.script.summary not in text, "not the compacted form"
     assert original.read_bytes() == before, "the original thread is untouched"
+
+
+def _codex_hooks(binary, session) -> list[dict]:
+    """The hooks the real Codex lists for the project, as its /hooks view does (app-server's
+    hooks/list), each with its trustStatus and currentHash."""
+    asked = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(session.project)]}},
+    ]
+    server = subprocess.Popen(
+        [str(binary), "app-server"],
+        cwd=session.project,
+        env=session.environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in asked))
+        server.stdin.flush()
+        for line in server.stdout:
+            message = json.loads(line)
+            if message.get("id") == 2:
+                return message["result"]["data"][0]["hooks"]
+        raise AssertionError("Codex's app-server ended without listing its hooks")
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_doctor_asks_codex_whether_it_trusts_precompacts_hooks(tmp_path, codex_binary):
+    """review13b F2: Codex skips a hook it does not trust, silently; doctor says so, naming the
+    fix, and says ✓ only once Codex itself lists every precompact hook as trusted."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    with codex_cli.session_in(project, tmp_path / "home", codex_binary, "--scope", "user") as setup:
+        path = {"PATH": f"{codex_binary.parent}{os.pathsep}{setup.session.environment()['PATH']}"}
+
+        def doctor() -> tuple[int, dict]:
+            done = commands.precompact(
+                project.path, "doctor", "--json", home=setup.session.home,
+                env={"CODEX_HOME": str(setup.session.codex_home), **path},
+            )  # fmt: skip
+            checks = {c["check"]: c for c in json.loads(done.stdout)}
+            return done.returncode, checks["codex hooks trusted"]
+
+        code, check = doctor()
+        assert code != 0 and not check["ok"], check
+        assert "skips precompact's hooks it does not trust" in check["detail"] and "untrusted" in check["detail"]
+        assert check["fix"] == "open codex, run /hooks and trust precompact's hooks"
+
+        hooks = _codex_hooks(codex_binary, setup.session)
+        ours = [h for h in hooks if "precompact" in h["command"]]
+        assert ours and all(h["trustStatus"] == "untrusted" for h in ours)
+        trusted = "".join(f'\n[hooks.state."{h["key"]}"]\ntrusted_hash = "{h["currentHash"]}"\n' for h in ours)
+        config = setup.session.codex_home / "config.toml"
+        config.write_text(config.read_text() + trusted)  # what trusting them in /hooks writes
+        _, check = doctor()
+        assert check["ok"] and f"Codex trusts precompact's {len(ours)} hooks" in check["detail"], check
+
+        config.write_text(config.read_text().replace(ours[0]["currentHash"], "sha256:" + "0" * 64))
+        _, check = doctor()
+        assert not check["ok"] and 'postToolUse ("modified")' in check["detail"], check

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import precompact
@@ -49,6 +49,9 @@ PYTHON_KEPT = (
     *user_roots.PIP_HANDED,
 )  # fmt: skip
 PYTHON_KEPT_PREFIXES = ("PRECOMPACT_", "CLAUDE_")
+
+# More than a served program's answer is (Codex's hooks/list: a few KB a hook): read no further.
+ANSWER_LIMIT = 8 << 20
 
 TimeoutExpired = subprocess.TimeoutExpired
 CompletedProcess = subprocess.CompletedProcess
@@ -118,6 +121,53 @@ def run_program(
     if timeout is not None:
         return _run_as_group(list(command), cwd=cwd, env=dict(env), input=input, text=False, timeout=timeout)
     return subprocess.run(list(command), cwd=cwd, env=dict(env), input=input, capture_output=True, check=False)
+
+
+def ask_program(
+    command: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    input: bytes,
+    answered: Callable[[bytes], bool],
+    timeout: float,
+) -> bytes:
+    """What a program named by absolute path that serves requests on its stdin (Codex's
+    app-server) wrote to stdout once `answered(stdout so far)` says the answer is in, `input`
+    written to it and its stdin kept open meanwhile (it ends at its stdin's end, unanswered);
+    then it is ended with everything it started. TimeoutExpired when no answer comes in
+    `timeout`."""
+    import selectors  # here: only doctor asks a program
+
+    _require_absolute(command[0])
+    with subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(input)
+            process.stdin.flush()
+            said = b""
+            deadline = time.monotonic() + timeout
+            with selectors.DefaultSelector() as selector:
+                selector.register(process.stdout, selectors.EVENT_READ)
+                while not answered(said):
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not selector.select(left):
+                        raise subprocess.TimeoutExpired(process.args, timeout)
+                    data = os.read(process.stdout.fileno(), 1 << 16)
+                    if not data or len(said) > ANSWER_LIMIT:  # it ended without the answer, or is no server
+                        break
+                    said += data
+            return said
+        finally:
+            _kill_group(process)
 
 
 def replace_with(command: Sequence[str], env: Mapping[str, str]) -> None:

@@ -20,6 +20,10 @@ from precompact.config import settings as configuration
 from precompact.local import capture, savepoint_log
 
 RPC_TIMEOUT_SECONDS = 5.0
+CODEX_ASK_SECONDS = 20.0
+# What doctor asks Codex's app-server (JSON-RPC, one message a line): who it is, then the hooks
+# it would run in the project and whether each is trusted (Codex skips an untrusted one silently).
+CODEX_HOOKS_ASKED = 2
 GIT_TIMEOUT_SECONDS = 10.0
 PROBE_SECONDS = 20.0
 # Claude Code releases whose PreCompact does not fire on auto-compaction (#50467).
@@ -60,9 +64,16 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     except configuration.ConfigError as e:
         # Its message names the fix (precompact init, trust, or the setting to change).
         checks = [*plugin_folder, Check("configuration", False, str(e))]
-        return [*checks, *([unknown] if unknown else []), *_commands(cwd, home), _claude_version()]
+        return [
+            *checks,
+            *([unknown] if unknown else []),
+            *_commands(cwd, home),
+            *_codex_trust(cwd, home),
+            _claude_version(),
+        ]
     checks = [*plugin_folder, Check("configuration", True, f"{loaded.root / configuration.CONFIG_NAME} trusted")]
-    checks += [unknown or _hooks(loaded, home), *_commands(loaded.root, home), _claude_version()]
+    checks += [unknown or _hooks(loaded, home), *_commands(loaded.root, home), *_codex_trust(loaded.root, home)]
+    checks.append(_claude_version())
     steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
         ("cluster and balance", _keypair_and_balance),
         ("git url", _recorded_url),
@@ -209,6 +220,114 @@ def _starts(name: str, installed: install.Installed | None, where: Path, scope: 
     return Check(name, True, f"{where} runs {shown}, which starts with {said_path} ({quoting.inline(answer)})")
 
 
+def _codex_trust(root: Path, home: Path) -> list[Check]:
+    """Whether Codex trusts precompact's hooks: it runs none it does not, silently (it keeps
+    `[hooks.state."<key>"] trusted_hash` in its config.toml, the hash of its own making), so the
+    answer is Codex's, asked of its app-server (`hooks/list`: each hook's `trustStatus`). None
+    when no hook file of Codex's holds precompact's."""
+    files = []
+    for scope in ("project", "user"):
+        hooks_file = install.hooks_path("codex", scope, root, home)
+        try:
+            if _ours(hooks_file):
+                files.append(str(hooks_file))
+        except (agent_settings.NotJson, agent_settings.PastADouble, agent_settings.Unreadable, install.NotOurPlugin):
+            continue  # the hook command check says so
+    if not files:
+        return []
+    name, fix = "codex hooks trusted", "open codex, run /hooks and trust precompact's hooks"
+    path, said_path = agent_path()
+    codex = processes.program_on_path("codex", {"PATH": path})
+    if codex is None:
+        return [Check(name, False, f"not checked: `codex` is not on {said_path}", "install Codex, or add it to PATH")]
+    asked = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "precompact-doctor", "version": "1"}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": CODEX_HOOKS_ASKED, "method": "hooks/list", "params": {"cwds": [str(root)]}},
+    ]
+    environment = {"PATH": path, "HOME": str(home)} | (
+        {"CODEX_HOME": os.environ["CODEX_HOME"]} if os.environ.get("CODEX_HOME") else {}
+    )
+    try:
+        said = processes.ask_program(
+            [codex, "app-server"],
+            cwd=root,
+            env=environment,
+            input=b"".join(json.dumps(m).encode() + b"\n" for m in asked),
+            answered=lambda out: _codex_answer(out) is not None,
+            timeout=CODEX_ASK_SECONDS,
+        )
+    except processes.TimeoutExpired:
+        return [Check(name, False, f"not checked: {codex} app-server did not answer in {CODEX_ASK_SECONDS:.0f} s")]
+    except OSError as e:
+        return [Check(name, False, f"not checked: {codex} app-server cannot start: {quoting.os_error(e)}")]
+    hooks = _codex_answer(said)
+    if hooks is None:
+        return [Check(name, False, f"not checked: {codex} app-server gave no list of hooks")]
+    listed = [h for h in hooks if isinstance(h, dict) and h.get("sourcePath") in files and install.is_ours(h)]
+    if not listed:
+        return [
+            Check(
+                name,
+                False,
+                f"Codex runs none of precompact's hooks in {' and '.join(files)} (it does not load that file: a project's .codex/ only once you trust the project)",
+                "trust the project in codex, or precompact install --agent codex --scope user",
+            )
+        ]
+    skipped = sorted(
+        {
+            f"{h.get('eventName')} ({quoting.inline(str(h.get('trustStatus')))})"
+            for h in listed
+            if h.get("trustStatus") != "trusted"
+        }
+    )
+    if skipped:
+        return [
+            Check(
+                name,
+                False,
+                f"Codex skips precompact's hooks it does not trust, silently: {', '.join(skipped)}: what they do (saving, the brief) is not done in Codex sessions",
+                fix,
+            )
+        ]
+    return [
+        Check(
+            name,
+            True,
+            f"Codex trusts precompact's {len(listed)} hooks in {' and '.join(files)} (asked {codex} app-server)",
+        )
+    ]
+
+
+def _codex_answer(said: bytes) -> list | None:
+    """The hooks Codex's app-server listed in its answer to doctor's `hooks/list`, once that
+    answer is among the lines it wrote; None before (or if it never is)."""
+    for line in said.split(b"\n"):
+        if b'"id":' not in line:
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or message.get("id") != CODEX_HOOKS_ASKED:
+            continue
+        data = (message.get("result") or {}).get("data") if isinstance(message.get("result"), dict) else None
+        if not isinstance(data, list):
+            return []
+        return [
+            h
+            for entry in data
+            if isinstance(entry, dict) and isinstance(entry.get("hooks"), list)
+            for h in entry["hooks"]
+        ]
+    return None
+
+
 def _this_precompact() -> str:
     try:
         return str(install.entry_point())
@@ -283,7 +402,12 @@ def _hooks(loaded: configuration.Config, home: Path) -> Check:
     )
     if not where:
         read = " or ".join(str(path) for path in files.values())
-        return Check("hooks", False, f"not installed (read {read})", "precompact install (or the precompact plugin)")
+        return Check(
+            "hooks",
+            False,
+            f"Claude Code's: not installed (read {read})",
+            "precompact install (or the precompact plugin), if you use Claude Code",
+        )
     if len(where) > 1:
         return Check(
             "hooks",
