@@ -57,14 +57,21 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
     assert before.precision >= 0.695, (before.precision, before.unwanted)
     assert before.recall >= 0.860, (before.recall, before.missed)
+    round_13 = score(dropped_fresh.SESSIONS[:ROUND_13_SESSIONS])
+    assert round_13.precision >= 0.705, (round_13.precision, round_13.unwanted)
+    assert round_13.recall >= 0.855, (round_13.recall, round_13.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.705, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.855, (scored.recall, scored.missed)
+    assert scored.precision >= ALL_FRESH_PRECISION, (scored.precision, scored.unwanted)
+    assert scored.recall >= ALL_FRESH_RECALL, (scored.recall, scored.missed)
 
 
 # The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
 # whose forms the rule was then changed for: the floors of the first ones stay where they were.
 ROUND_11_SESSIONS = 33
+# ... and up to round 13's (40); round 14 added three the same way.
+ROUND_13_SESSIONS = 40
+ALL_FRESH_PRECISION = 0.69
+ALL_FRESH_RECALL = 0.84
 
 
 def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
@@ -74,7 +81,11 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
     "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90);
     rule 13 on the 40, 130 of 146 (0.89)."""
-    for sessions, floor in ((dropped_fresh.SESSIONS, 0.89), (None, 0.9)):
+    for sessions, floor in (
+        (dropped_fresh.SESSIONS[:ROUND_13_SESSIONS], 0.89),
+        (dropped_fresh.SESSIONS, 0.87),
+        (None, 0.9),
+    ):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
         assert right / listed >= floor, (right, listed)
 
@@ -1052,6 +1063,63 @@ def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_
     ]
     kept = _listed(c, "Added a username check `[a-z0-9_]{1,32}` and LIMIT=${LIMIT:-4096} to fetch.sh.\n")
     assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
+
+
+def test_a_pattern_a_tests_string_and_a_route_an_edit_brought_in_are_facts_kept_only_as_they_are():
+    c = Conversation("/p", "patterns")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/lib/worker.ex",
+            "old_string": "  use Oban.Worker, queue: :mailers\n",
+            "new_string": "  use Oban.Worker,\n    queue: :mailers\n\n  @qa_address ~r/@acme-qa\\.test$/i\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/test/auth/email_test.dart",
+            "old_string": "}\n",
+            "new_string": "  test('rejects a double at sign', () {\n"
+            "    expect(() => normalizeEmail('anna+work@@gmail.com'), throwsFormatException);\n  });\n}\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/p/app/refunds.py",
+            "content": '@router.post("/refunds/{order_id}")\ndef refund(order_id: int):\n    return issue(order_id)\n',
+        },
+        "File created successfully.",
+    )
+    c.tool(  # a test's client calls no route of its own
+        "Write",
+        {
+            "file_path": "/p/tests/test_refunds.py",
+            "content": 'def test_refund(client):\n    client.post("/refunds/7")\n',
+        },
+        "File created successfully.",
+    )
+    edits = _texts(_listed(c, NOTHING), "edit")
+    assert edits == [
+        "lib/worker.ex:  → @qa_address ~r/@acme-qa\\.test$/i",
+        "test/auth/email_test.dart:  → expect(() => normalizeEmail('anna+work@@gmail.com'), throwsFormatException);",
+        'app/refunds.py:  → @router.post("/refunds/{order_id}")',
+    ]
+    told = _listed(
+        c,
+        "The worker skips QA addresses at acme-qa.test; a test rejects anna+work@gmail.com with a double at sign; "
+        "a refunds route was added.\n",
+    )
+    assert len(_texts(told, "edit")) == 3, "words for a pattern, a test's input and a route keep none of them"
+    given = _listed(
+        c,
+        "The worker skips `~r/@acme-qa\\.test$/i`; the test expects a FormatException for anna+work@@gmail.com; "
+        "added POST /refunds/{order_id}.\n",
+    )
+    assert not _texts(given, "edit"), "a summary that gives them as they are keeps them"
 
 
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():

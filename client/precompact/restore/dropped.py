@@ -83,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 13
+RULE_VERSION = 14
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -124,6 +124,7 @@ PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement th
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
 VALUES_BROUGHT = 3  # of a larger edit's lines, at most this many values it brought in are facts
+DECLARED_AT_MOST = 3  # of an edit's or a new file's lines, at most this many routes it declares are facts
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
@@ -495,10 +496,16 @@ _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/p
 # = ('=', '+')`, `const MAX_BYTES = 4096`), a pattern (`[a-z0-9_]{1,32}`), a shell default
 # (`LIMIT=${LIMIT:-4096}`), an assertion's bound (`assert_max_queries(4)`, `assertNumQueries(4)`),
 # a test's payload (`data:text/html,…`).
+# A pattern built, whatever its characters: Elixir's sigil (`~r/@acme-qa\.test$/i`), a constructor
+# given a string (`RegExp(r'^[\w.+-]+@…')`, `re.compile(r"…")`, `Regex::new(r"…")`).
+_PATTERN_BUILT = re.compile(
+    r"~r[/|\"'({\[]\S|\b(?:RegExp|Regex|re\.compile|Pattern\.compile|regexp\.(?:Must)?Compile)(?:::new)?\s*\(\s*r?[\"'/`]"
+)
 _VALUE_LINE = re.compile(
     r"^(?:export\s+|const\s+|final\s+|static\s+|pub\s+(?:const|static)\s+|readonly\s+)*[A-Z][A-Z0-9]*_?[A-Z0-9_]*"
     r"(?:\s*:\s*[\w\[\], ]+)?\s*=\s*(?:[\d\"'(\[{-]|\$\{)"
     r"|\[[^\]\s]{1,40}\](?:\{\d+(?:,\d*)?\}|[*+])"
+    rf"|{_PATTERN_BUILT.pattern}"
     r"|\$\{\w+:-[^}]+\}"
     r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
     r"|\bdata:[\w/+-]+[,;]"
@@ -507,6 +514,21 @@ _VALUE_LINE = re.compile(
     r"|\[\s*[\"'][\w.-]+[\"']\s*\]\s*=\s*[\"'][^\"']"
     r"|\b(?i:set_?header|add_?header|header)\s*\(\s*[\"'][\w-]+[\"']\s*,\s*[\"'][^\"']"
     r"|^add_header\s+[\w-]+\s+\S"
+)
+# What a test file's new line asserts of a string: the input a test gives (`expect(() =>
+# normalizeEmail('anna+work@@gmail.com'), throwsFormatException)`), the value it expects.
+_ASSERTS_STRING = re.compile(r"\b(?:assert|expect|refute|should)\w*\b.*?[\"'][^\"']*\w[^\"']*[\"']")
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_\w+\.\w+$|Tests?\.\w+$"
+)
+# What an edit or a new file declares that a reader names it by: a route (`@app.get("/refunds/{id}")`,
+# `router.post('/login'`, `HandleFunc("/healthz"`, `@GetMapping("/orders")`, `get "/status"`). Not a
+# test's name: the summaries of the fresh and development sets tell a new test by what it checks
+# ("a regression test with the report's payloads"), and no label there holds its name.
+_DECLARED = re.compile(
+    r"^(?:(?:@\w+\.|\w+\.)?(?:get|post|put|patch|delete|route|HandleFunc|Handle)\s*\(?\s*[\"'](?P<route>/[^\"'\s]*)[\"']"
+    r"|@(?:Get|Post|Put|Patch|Delete|Request)Mapping\(\s*(?:value\s*=\s*)?\"(?P<mapping>/[^\"]*)\""
+    r"|#\[(?:get|post|put|patch|delete)\(\"(?P<attribute>/[^\"]*)\")"
 )
 # Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
 # commands that edit the files they are given in place.
@@ -1381,6 +1403,15 @@ class Summary:
         old, _, new = change.partition(" → ")
         if _is_prose(path):
             return self._sentence(new, session)
+        declared = _DECLARED.match(new) if not old else None
+        if declared:  # a route brought in: named as it is, or told in one sentence of the summary's
+            name = next(group for group in declared.groups() if group)
+            return KEPT if self._holds(name) or self._holds(name.replace("_", " ")) else self._sentence(name, session)
+        if not old and (_PATTERN_BUILT.search(new) or (_TEST_PATH.search(path) and _ASSERTS_STRING.search(new))):
+            # a pattern, or a string a test gives or expects, is its characters: a summary that tells
+            # its words ("rejects QA addresses") has not kept `~r/@acme-qa\.test$/i`
+            quoted = [q.strip().casefold() for q in _literals(new) if q.strip()] or [new.partition("~r")[2].casefold()]
+            return KEPT if all(q in self._plain.casefold() for q in quoted) else DROPPED
         keyed = _CONFIG_KEY.match(new) if _is_config(path) else None
         if keyed:  # a configuration's key set (`LC_ALL: de_DE.UTF-8`): its value said of another key keeps nothing
             key, value = keyed.group(1), keyed.group(2).strip().strip("\"'")
@@ -1882,6 +1913,10 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         add("file edited", path, position)
         edits = arguments.get("edits")
         changes: list = edits if isinstance(edits, list) else [arguments]
+        if isinstance(arguments.get("content"), str):  # a file written whole: the routes it declares
+            shown = _shown(path, cwd)
+            for line in _declared(path, "", arguments["content"]):
+                add("edit", f"{shown}:  → {line}", position)
         for change in changes:
             if (
                 isinstance(change, dict)
@@ -1946,17 +1981,42 @@ def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]
     constant set, a pattern, a shell default, an assertion's bound, a test's payload), "path: →
     line" each, at most VALUES_BROUGHT of them: the rest of the code it wrote its file tells."""
     before = {line.strip() for line in old.splitlines()}
+    tested = bool(_TEST_PATH.search(path))
     brought = [
         line
         for line in (line.strip() for line in new.splitlines())
         if line not in before
         and len(line) <= EDIT_SIDE_CHARS
-        and (_VALUE_LINE.search(line) or (_is_config(path) and _config_value(line)))
+        and (
+            _VALUE_LINE.search(line)
+            or (_is_config(path) and _config_value(line))
+            or (tested and _ASSERTS_STRING.search(line) and not _DECLARED.match(line))
+        )
     ]
     if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
+        brought = []
+    return [f"{_shown(path, cwd)}:  → {line}" for line in [*brought, *_declared(path, old, new)]]
+
+
+def _shown(path: str, cwd: str | None) -> str:
+    """`path` as an edit's fact shows it: relative to the working directory, where it is in it."""
+    return path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+
+
+def _declared(path: str, old: str, new: str) -> list[str]:
+    """The routes (`_DECLARED`) an edit's or a new file's text brings in, each its line,
+    DECLARED_AT_MOST or fewer: what the change added that a reader names it by; more are an API
+    written whole, its file tells it. Not a test's: the calls its client makes (`client.get('/login',
+    …)`) are no routes."""
+    if _TEST_PATH.search(path):
         return []
-    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
-    return [f"{shown}:  → {line}" for line in brought]
+    before = {line.strip() for line in old.splitlines()}
+    declared = [
+        line
+        for line in (line.strip() for line in new.splitlines())
+        if line not in before and len(line) <= EDIT_SIDE_CHARS and _DECLARED.match(line)
+    ]
+    return declared if len(declared) <= DECLARED_AT_MOST else []
 
 
 def _config_value(line: str) -> bool:
