@@ -1122,6 +1122,45 @@ def test_a_pattern_a_tests_string_and_a_route_an_edit_brought_in_are_facts_kept_
     assert not _texts(given, "edit"), "a summary that gives them as they are keeps them"
 
 
+def test_a_tools_version_an_image_a_cluster_an_app_and_a_bucket_are_identifiers_where_tools_print_them():
+    c = Conversation("/p", "cloud")
+    c.bash(
+        "flutter --version",
+        "Flutter 3.24.5 • channel stable • https://github.com/flutter/flutter.git\n"
+        "Framework • revision dec2ee5c1f (3 weeks ago) • 2024-11-13 11:13:06 -0800\nTools • Dart 3.5.4 • DevTools 2.37.3",
+    )
+    c.bash(
+        "gcloud container clusters get-credentials ingest-prod --region europe-west1",
+        "kubeconfig entry generated for ingest-prod.",
+    )
+    c.bash("aws s3 ls s3://acme-raw-events/2026/12/04/ | wc -l", "24")
+    c.bash("gcloud builds submit --tag europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 .", "DONE")
+    c.bash(
+        "fly deploy -a digest-prod | grep image",
+        "image: registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD\nimage size: 88 MB",
+    )
+    c.bash(  # the local name a build gives the tag its command set is the command's, no image of its own
+        "docker build -t pricing-api:slim . 2>&1 | tail -1",
+        "#12 naming to docker.io/library/pricing-api:slim done",
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "identifier") == [
+        "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1",
+        "registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD",
+        "Flutter 3.24.5",
+        "ingest-prod",
+        "digest-prod",
+    ]
+    assert _texts(listed, "url") == ["s3://acme-raw-events"], "not the tool's own repository its banner prints"
+    kept = _listed(
+        c,
+        "Flutter 3.24.5; cluster ingest-prod; bucket s3://acme-raw-events; pushed "
+        "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 and deployed digest-prod "
+        "(registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD).\n",
+    )
+    assert not _texts(kept, "identifier") and not _texts(kept, "url")
+
+
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
     c = Conversation("/p", "config")
     c.tool(

@@ -563,6 +563,26 @@ _ECHO_MEASURE = re.compile(
 _ECHO_NAME = re.compile(
     r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+/-]*[A-Za-z][\w.+/-]*:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 )
+# A command that asks its tool's version (`flutter --version`, `go version`, `kubectl version --client`):
+# its banner's first line naming the tool gives the version the session works with (`Flutter 3.24.5 •
+# channel stable • …`); the addresses it prints (the tool's own repository) it did not make.
+_ASKS_VERSION = re.compile(r"^(?:\S+/)?(?P<tool>[A-Za-z][\w.-]*)(?:\s+[a-z][\w-]*)?\s+(?:--version|-V|version)(?:\s|$)")
+# A container image with its tag, at a registry (`registry.fly.io/digest-prod:deployment-01JEB…`,
+# `europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1`): what a build pushed or a deploy runs.
+_IMAGE_REF = re.compile(
+    r"(?<![\w./@:-])(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?/[a-z0-9._-]+(?:/[a-z0-9._-]+)*:[\w][\w.-]{0,127}(?![\w./:-])"
+)
+IMAGES_NAMED = 2  # an output naming more images surveys a registry or a cluster: none is the one the session built
+# A cloud resource a command names by its option or its verb: a cluster (`clusters get-credentials
+# ingest-prod`, `--cluster acme-prod-eu`, `eks update-kubeconfig --name …`), a bucket (`--bucket …`, `s3://…`,
+# `gs://…`), an environment or a stack (`--environment staging-eu`, `workspace select prod-eu`), an app
+# of a platform (`fly … -a digest-prod`, `heroku … --app …`): a joined name, what a reader looks up.
+_RESOURCE_NAMED = re.compile(
+    r"(?:\bclusters\s+(?:get-credentials|describe|resize|update|upgrade)|--cluster(?:-name)?|\bupdate-kubeconfig\b.*?--name"
+    r"|--bucket|--environment|--env|--stack|\bworkspace\s+select)[=\s]+['\"]?(?P<name>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b"
+    r"|\b(?P<bucket>(?:s3|gs)://[a-z0-9][a-z0-9._-]{2,62})"
+)
+_APP_NAMED = re.compile(r"^(?:fly|flyctl|heroku)\s.*?(?:\s-a|\s--app)[=\s]+(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b")
 # A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
 # `go get github.com/foo/bar@v1.8.2`): the version the session chose.
 _PINNED = re.compile(
@@ -1944,9 +1964,33 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                 add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
         for pinned in _PINNED.finditer(core):
             add("identifier", pinned.group(0), position, command[:200])
+        _resources(core, position, add, command)
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
+
+
+def _resources(core: str, position: int, add: Add, command: str) -> None:
+    """The cloud resources (`_RESOURCE_NAMED`, `_APP_NAMED`) and the images (`_IMAGE_REF`) a
+    command names: what it ran against or built, which a reader looks up by that name; "possibly
+    dropped" at most: a session runs many commands against the one cluster it says in words."""
+    if not ("-" in core or "://" in core):  # every name they find is joined or an address: most commands hold none
+        return
+    for part in core.split(" && "):
+        for m in _RESOURCE_NAMED.finditer(part):
+            named = m.group("name")
+            add(
+                "url" if m.group("bucket") else "identifier",
+                named or m.group("bucket"),
+                position,
+                command[:200],
+                guessed=True,
+            )
+        app = _APP_NAMED.search(part)
+        if app:
+            add("identifier", app.group("name"), position, command[:200], guessed=True)
+        for image in _IMAGE_REF.findall(part):
+            add("identifier", image, position, command[:200])
 
 
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
@@ -2220,10 +2264,13 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # take, its error said); of a step that succeeded (an export's id), a fact where the
         # session refers back to it (`_Echoes`)
         held = (("identifier", _UUID),) if errors else ()
-        _output_ids(command, made, position, add, (("url", _OUTPUT_URL), *held, ("identifier", _CLOSES)))
+        addresses = () if _ASKS_VERSION.match(command_core(command)) else (("url", _OUTPUT_URL),)
+        _output_ids(command, made, position, add, (*addresses, *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
     _asked_version(command, text, position, add)
+    _tool_version(command, text, position, add)
+    _images(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
@@ -2361,6 +2408,36 @@ def _asked_version(command: str, text: str, position: int, add: Add) -> None:
     name, version = _NAME_FIELD.search(text), _VERSION_FIELD.search(text)
     if version and name and name.group("package").casefold() in asked:
         add("identifier", f"{name.group('package')} {version.group('version')}", position, version.group(0).strip())
+
+
+def _tool_version(command: str, text: str, position: int, add: Add) -> None:
+    """Of a command that asks its tool's version (`_ASKS_VERSION`) and prints a banner of several
+    lines, the tool and its version as the banner's first line naming it gives them (`Flutter
+    3.24.5`, `Docker version 27.3.1` → `Docker 27.3.1`): the toolchain the session's findings hold
+    for; a one-line answer is `_answer`'s."""
+    asked = _ASKS_VERSION.match(command_core(command))
+    if not asked or text.strip().count("\n") == 0 or len(text) > ANSWER_CHARS * SELECTED_LINES:
+        return
+    tool = re.escape(asked.group("tool"))
+    for line in text.splitlines():
+        m = re.search(rf"(?i)\b(?P<name>{tool})\b(?:\s+version)?[\s:]+(?P<version>{_VERSION})", line)
+        if m:
+            add("identifier", f"{m.group('name')} {m.group('version')}", position, line.strip()[:200], guessed=True)
+            return
+
+
+def _images(command: str, text: str, position: int, add: Add) -> None:
+    """The images with their tags (`_IMAGE_REF`) an output names, IMAGES_NAMED or fewer, that its
+    command does not (by name and tag): what a build pushed or a deploy runs (`image:
+    registry.fly.io/…:deployment-…`)."""
+    if "/" not in text or ":" not in text:
+        return
+    named = dict.fromkeys(_IMAGE_REF.findall(text[:OUTPUT_CHARS]))
+    if 0 < len(named) <= IMAGES_NAMED:
+        for image in named:
+            # the local name a build gives the tag its command set (`naming to docker.io/library/api:slim`) is the command's
+            if image.rpartition("/")[2] not in command:
+                add("identifier", image, position, (_line_at(text, image) or command)[:200])
 
 
 def _tickets(text: str, position: int, add: Add) -> None:
