@@ -1161,6 +1161,27 @@ def test_a_tools_version_an_image_a_cluster_an_app_and_a_bucket_are_identifiers_
     assert not _texts(kept, "identifier") and not _texts(kept, "url")
 
 
+def test_a_timed_runs_peak_memory_and_a_focused_runs_tally_the_model_counts_again_are_measurements():
+    c = Conversation("/p", "tallies")
+    c.bash(
+        "/usr/bin/time -v ./ingest --dry-run 2>&1 | grep -E 'Maximum resident|Elapsed'",
+        "\tElapsed (wall clock) time (h:mm:ss or m:ss): 6:41.22\n\tMaximum resident set size (kbytes): 1389212",
+    )
+    c.say("Peak memory is well under the limit now.")
+    c.bash("flutter test test/auth 2>&1 | tail -1", "00:02 +5: All tests passed!")
+    c.say("Now the two new cases.")
+    c.bash("flutter test test/auth 2>&1 | tail -1", "00:03 +7: All tests passed!")
+    c.say("7 passing now: the 5 that were there plus the two new cases.")
+    c.bash("pytest tests/reports -q 2>&1 | tail -1", "4 passed in 0.31s")
+    c.say("The report tests pass.")  # a focused run's tally no words count again: the tests just written
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Maximum resident set size (kbytes): 1389212" in measured
+    assert "00:03 +7: All tests passed!" in measured
+    assert not any("+5" in m or "4 passed" in m for m in measured), measured
+    kept = _listed(c, "Peak RSS 1389212 kB. 7 tests pass (+7: All tests passed).\n")
+    assert not _texts(kept, "measurement")
+
+
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
     c = Conversation("/p", "config")
     c.tool(

@@ -543,6 +543,15 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 # A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
+# What a timed command's `time` prints of its peak memory (GNU's `-v`, BSD's `-l`): a result as its `real` is.
+_PEAK_MEMORY = re.compile(r"^\s*(?:Maximum resident set size \(kbytes\):\s*\d+|\d+\s+maximum resident set size)\s*$")
+# A test run's tally line, with the count of tests it ran or passed (flutter's `00:03 +7: All tests
+# passed!`, ExUnit's `58 tests, 0 failures`, `7 passed in 0.4s`), and the model's words counting
+# tests ("7 passing now", "all 58 tests pass").
+_TALLY_COUNT = re.compile(
+    r"\+(\d+)(?: ~\d+)?(?: -\d+)?: All tests passed|\b(\d+) (?:passed|passing|tests?|examples?|specs?)\b"
+)
+_COUNTED_TESTS = re.compile(r"\b(\d+) (?:(?:new |unit |more )?tests?|pass(?:ing|ed|es)?|examples?|specs?)\b")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 # What a command's output names that the session may go on with: a duration or a size (`17.204s`,
 # `17m 52s`, `88.3MB`), a figure with three digits or a decimal point (`503221`, `49,377`), a name
@@ -2275,6 +2284,9 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
+        peak = [line.strip() for line in text.splitlines()[-30:] if _PEAK_MEMORY.match(line)]
+        if peak:
+            add("measurement", peak[-1], position, command[:200], newest=True)
     # The fields a command asked for are its answer, all of it: its lines are not read again for measurements.
     if not errors and _selected(command, text, position, add):
         return False
@@ -2782,6 +2794,8 @@ class _Echoes:
         self.heard.append((text, position, command))
 
     def repeated(self, said: str, add: Add, spoke: bool) -> None:
+        if self.heard and spoke:
+            self._tallies_counted(said, add)
         if self.heard:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
             found: list[tuple[str, bool, int, str]] = []  # (token, measured, its output's entry, its line)
@@ -2816,6 +2830,22 @@ class _Echoes:
                     add("measurement" if measured else "identifier", token, position, line, guessed=guessed)
         if spoke:
             self.heard.clear()
+
+    def _tallies_counted(self, prose: str, add: Add) -> None:
+        """A test run's tally whose count the model's next words give again ("7 passing now: the
+        5 that were there plus the two new cases") is one the session reasons about (a test
+        added, a suite grown), even of a focused run: its tally line, with its command."""
+        counted = {m.group(1) for m in _COUNTED_TESTS.finditer(prose)}
+        if not counted:
+            return
+        for text, position, command in self.heard:
+            if not _TEST_RUN.search(command_core(command)):
+                continue
+            for line in reversed(text[-MEASURED_TAIL:].splitlines()):
+                tally = _TALLY_COUNT.search(line)
+                if tally and (tally.group(1) or tally.group(2)) in counted and len(line.strip()) <= 200:
+                    add("measurement", line.strip(), position, command[:200], newest=True)
+                    break
 
 
 def _prose_decisions(text: str, position: int, add: Add) -> None:
