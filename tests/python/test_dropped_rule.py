@@ -1182,6 +1182,23 @@ def test_a_timed_runs_peak_memory_and_a_focused_runs_tally_the_model_counts_agai
     assert not _texts(kept, "measurement")
 
 
+def test_the_version_a_package_manager_added_of_a_package_its_command_names_is_an_identifier():
+    c = Conversation("/p", "added")
+    c.bash(
+        "go get golang.org/x/sync",
+        "go: downloading golang.org/x/sync v0.8.0\ngo: added golang.org/x/sync v0.8.0\ngo: added golang.org/x/text v0.18.0",
+    )
+    c.bash("pnpm add zod", "Packages: +1\n+\ndependencies:\n+ zod 3.23.8\n\nDone in 1.2s")
+    c.bash(
+        "cargo add serde_json@1.0.128", "    Updating crates.io index\n      Adding serde_json v1.0.128 to dependencies"
+    )
+    identifiers = _texts(_listed(c, NOTHING), "identifier")
+    # not a package the command pulled in (golang.org/x/text), nor one whose version the command gave
+    assert identifiers == ["golang.org/x/sync@v0.8.0", "zod@3.23.8", "serde_json@1.0.128"]
+    kept = _listed(c, "Added golang.org/x/sync v0.8.0, zod 3.23.8 and serde_json 1.0.128.\n")
+    assert not _texts(kept, "identifier")
+
+
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
     c = Conversation("/p", "config")
     c.tool(

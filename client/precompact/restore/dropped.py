@@ -614,6 +614,14 @@ _PIP_REPLACED = re.compile(
 _APT_SET_UP = re.compile(
     r"^Setting up (?P<package>[\w.+-]+)(?::[\w-]+)? \((?P<version>\d[^()\s]*)\) \.\.\.", re.MULTILINE
 )
+# What a package manager prints of a package it added, with its version: go's `go: added
+# golang.org/x/sync v0.8.0`, cargo's `Adding serde_json v1.0.128`, pnpm's `+ zod 3.23.8`, npm's and
+# yarn's `+ zod@3.23.8`, `└─ zod@3.23.8`, poetry's `Installing httpx (0.27.2)`, mix's `New: jason 1.4.4`.
+_PACKAGE_ADDED = re.compile(
+    rf"^\s*(?:go: added|Adding|Installing|New:|\+|└─|Added)\s+(?P<package>@?[A-Za-z][\w@/.+-]*?)(?:@|\s+\(?)"
+    rf"(?P<version>{_VERSION})\)?\s*$",
+    re.MULTILINE,
+)
 _VERSION_MARKS = ("->", "=>", "→", "(was ", "Found existing", "Successfully installed", "Setting up")
 _PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
 # A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
@@ -2277,6 +2285,7 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         _output_ids(command, made, position, add, (*addresses, *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
+    _packages_added(command, text, position, add)
     _asked_version(command, text, position, add)
     _tool_version(command, text, position, add)
     _images(command, text, position, add)
@@ -2397,6 +2406,19 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
     for m in _APT_SET_UP.finditer(text):
         if m.group("package").casefold() in asked:
             add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
+
+
+def _packages_added(command: str, text: str, position: int, add: Add) -> None:
+    """The packages a package manager's output says it added (`_PACKAGE_ADDED`) that its command
+    names without their version (`go get golang.org/x/sync` → `go: added golang.org/x/sync v0.8.0`,
+    `pnpm add zod` → `+ zod 3.23.8`), each as `package@version`: the version the session now
+    depends on, which the command did not say; not the packages they pulled in."""
+    core = command_core(command)
+    for m in islice(_PACKAGE_ADDED.finditer(text[:OUTPUT_CHARS]), VERSIONS_CHANGED * 4):
+        package, version = m.group("package"), m.group("version")
+        named = re.search(rf"(?<![\w@/.-]){re.escape(package)}(?![\w@/.-])", core, re.IGNORECASE)
+        if named and version not in command:
+            add("identifier", f"{package}@{version}", position, m.group(0).strip()[:200])
 
 
 def _asked_version(command: str, text: str, position: int, add: Add) -> None:
