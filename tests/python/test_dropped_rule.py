@@ -1199,6 +1199,22 @@ def test_the_version_a_package_manager_added_of_a_package_its_command_names_is_a
     assert not _texts(kept, "identifier")
 
 
+def test_a_number_a_line_keys_as_an_id_and_a_runs_total_time_are_no_measurements():
+    c = Conversation("/p", "ids")
+    c.bash(
+        "fly logs -a digest-prod --no-tail | grep DigestWorker",
+        "02:00:00 app[e2865d1f] [Oban] DigestWorker job=88121 state=executing\n"
+        "02:00:00 app[5683e4a2] [Oban] DigestWorker job=88122 state=executing",
+    )
+    c.say("Two machines each ran a digest job (jobs 88121 and 88122).")
+    c.bash("sbt -batch test 2>&1 | tail -1", "[success] Total time: 97 s (01:37), completed Dec 5, 2026, 3:14:07 PM")
+    c.bash("wc -l < export.csv", "48211")
+    c.say("The export has 48211 lines, paid 1500 of them.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not any("88121" in m or "88122" in m or "Total time" in m for m in measured), measured
+    assert any("48211" in m for m in measured), "a bare figure said again is still one"
+
+
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
     c = Conversation("/p", "config")
     c.tool(

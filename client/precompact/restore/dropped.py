@@ -314,7 +314,8 @@ _GENERIC_ERROR = re.compile(
 # `Passed X [3 ms]`, XCTest's `… failed (0.004 seconds).`): no measurement of the work.
 _RUN_DURATION = re.compile(
     r"\(\d[\d.]*\s?m?s\)|\[\d[\d.]*\s?m?s\]|\(\d[\d.]*\s?(?:seconds?|secs?)\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
-    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
+    # … ctest's `Total Test time (real) =`, sbt's `[success] Total time: 97 s (01:37), completed …`
+    r"^\s*(?:\[\w+\]\s*)?(?:Time|Duration|Planning Time|Finished|Done in|Total (?:Test )?time)\b.*$",
     re.IGNORECASE,
 )
 # How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
@@ -543,6 +544,11 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 # A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
+# What a number an output prints is named by where it is the id of a thing: a job, a process, a run,
+# an order, a request (`job=88121`, `pid 4312`, `order_id: 7741`, `#198`).
+_KEYED_ID = re.compile(
+    r"(?:\b(?i:id|\w+_id|job|pid|run|build|order|pr|issue|ticket|request|task|txn|tx)\s*[=:#]?\s*|\b[a-z]+Id\s*[=:]\s*|#)$"
+)
 # What a timed command's `time` prints of its peak memory (GNU's `-v`, BSD's `-l`): a result as its `real` is.
 _PEAK_MEMORY = re.compile(r"^\s*(?:Maximum resident set size \(kbytes\):\s*\d+|\d+\s+maximum resident set size)\s*$")
 # A test run's tally line, with the count of tests it ran or passed (flutter's `00:03 +7: All tests
@@ -2834,6 +2840,9 @@ class _Echoes:
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
                     # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
+                        continue
+                    # a number a line keys as a thing's id (`job=88121`, `pid 4312`, `#198`) names it: no measure
+                    if measured and token.isdigit() and _KEYED_ID.search(line[: line.find(token)]):
                         continue
                     # A figure of a table's row (a partition's lag, a run's time) is one of many the session read
                     # unless the model's own words single it out; a later command's is the row's id it looks up.
