@@ -1215,6 +1215,22 @@ def test_a_number_a_line_keys_as_an_id_and_a_runs_total_time_are_no_measurements
     assert any("48211" in m for m in measured), "a bare figure said again is still one"
 
 
+def test_a_configuration_key_set_to_a_path_under_home_is_kept_by_the_summarys_tilde_path():
+    c = Conversation("/Users/noor/app", "home")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/app/android/key.properties",
+            "old_string": "storeFile=/Users/noor/keys/upload-keystore.jks\n",
+            "new_string": "storeFile=/Users/noor/keystores/upload-keystore.jks\n",
+        },
+        "The file has been updated.",
+    )
+    told = "android/key.properties: storeFile now points at {}.\n"
+    assert not _texts(_listed(c, told.format("~/keystores/upload-keystore.jks")), "edit")
+    assert _texts(_listed(c, told.format("~/keys/upload-keystore.jks")), "edit"), "the old path is not the new one"
+
+
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():
     c = Conversation("/p", "config")
     c.tool(

@@ -544,6 +544,7 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 # A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
+_HOME = re.compile(r"^(?:/Users|/home)/[^/\s]+(?=/)|^/root(?=/)")  # a home folder, as `~` abbreviates it
 # What a number an output prints is named by where it is the id of a thing: a job, a process, a run,
 # an order, a request (`job=88121`, `pid 4312`, `order_id: 7741`, `#198`).
 _KEYED_ID = re.compile(
@@ -1458,7 +1459,13 @@ class Summary:
         keyed = _CONFIG_KEY.match(new) if _is_config(path) else None
         if keyed:  # a configuration's key set (`LC_ALL: de_DE.UTF-8`): its value said of another key keeps nothing
             key, value = keyed.group(1), keyed.group(2).strip().strip("\"'")
-            said = self._holds(value) or any(self._has_number(n) for n, _, _ in numbers(value))
+            # a path under a home folder a summary writes from `~` (`~/keystores/upload.jks`)
+            home = _HOME.match(value)
+            said = (
+                self._holds(value)
+                or any(self._has_number(n) for n, _, _ in numbers(value))
+                or bool(home and self._holds("~" + value[home.end() :]))
+            )
             if not said:
                 return DROPPED
             return KEPT if _whole(self._plain, key) or self._holds(key) else POSSIBLY_DROPPED
