@@ -53,7 +53,10 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     Round 13 added three (40): rule 12 scored 0.686 and 0.851 on all, 0.464 and 0.706 on the three;
     rule 13 (a check's clean result, a configuration's key an edit set, a figure the model singles
     out of a table or writes with its thousands marked) 0.710 and 0.861 on all, 0.702 and 0.863 on
-    the first 33."""
+    the first 33. Round 14 added three (43): rule 13 scored 0.701 and 0.837 on all, 0.594 and 0.577
+    on the three; rule 14 (what extraction never reached: a pattern or a test's string an edit
+    brought in, a tool's version, an image, a cloud resource, a peak memory, a tally counted again)
+    0.717 and 0.863 on all, 0.709 and 0.861 on the first 40."""
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
     assert before.precision >= 0.695, (before.precision, before.unwanted)
     assert before.recall >= 0.860, (before.recall, before.missed)
@@ -70,8 +73,8 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
 ROUND_11_SESSIONS = 33
 # ... and up to round 13's (40); round 14 added three the same way.
 ROUND_13_SESSIONS = 40
-ALL_FRESH_PRECISION = 0.69
-ALL_FRESH_RECALL = 0.84
+ALL_FRESH_PRECISION = 0.710
+ALL_FRESH_RECALL = 0.855
 
 
 def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
@@ -80,10 +83,10 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
     "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90);
-    rule 13 on the 40, 130 of 146 (0.89)."""
+    rule 13 on the 40, 130 of 146 (0.89); rule 14 on the 43, 143 of 160 (0.89)."""
     for sessions, floor in (
         (dropped_fresh.SESSIONS[:ROUND_13_SESSIONS], 0.89),
-        (dropped_fresh.SESSIONS, 0.87),
+        (dropped_fresh.SESSIONS, 0.89),
         (None, 0.9),
     ):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
