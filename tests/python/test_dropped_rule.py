@@ -53,18 +53,28 @@ def test_on_the_fresh_sessions_the_rule_holds_its_figures():
     Round 13 added three (40): rule 12 scored 0.686 and 0.851 on all, 0.464 and 0.706 on the three;
     rule 13 (a check's clean result, a configuration's key an edit set, a figure the model singles
     out of a table or writes with its thousands marked) 0.710 and 0.861 on all, 0.702 and 0.863 on
-    the first 33."""
+    the first 33. Round 14 added three (43): rule 13 scored 0.701 and 0.837 on all, 0.594 and 0.577
+    on the three; rule 14 (what extraction never reached: a pattern or a test's string an edit
+    brought in, a tool's version, an image, a cloud resource, a peak memory, a tally counted again)
+    0.717 and 0.863 on all, 0.709 and 0.861 on the first 40."""
     before = score(dropped_fresh.SESSIONS[:ROUND_11_SESSIONS])
     assert before.precision >= 0.695, (before.precision, before.unwanted)
     assert before.recall >= 0.860, (before.recall, before.missed)
+    round_13 = score(dropped_fresh.SESSIONS[:ROUND_13_SESSIONS])
+    assert round_13.precision >= 0.705, (round_13.precision, round_13.unwanted)
+    assert round_13.recall >= 0.855, (round_13.recall, round_13.missed)
     scored = score(dropped_fresh.SESSIONS)
-    assert scored.precision >= 0.705, (scored.precision, scored.unwanted)
-    assert scored.recall >= 0.855, (scored.recall, scored.missed)
+    assert scored.precision >= ALL_FRESH_PRECISION, (scored.precision, scored.unwanted)
+    assert scored.recall >= ALL_FRESH_RECALL, (scored.recall, scored.missed)
 
 
 # The fresh set's sessions up to round 11's; round 12 added four, labelled before the rule ran on them,
 # whose forms the rule was then changed for: the floors of the first ones stay where they were.
 ROUND_11_SESSIONS = 33
+# ... and up to round 13's (40); round 14 added three the same way.
+ROUND_13_SESSIONS = 40
+ALL_FRESH_PRECISION = 0.710
+ALL_FRESH_RECALL = 0.855
 
 
 def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_as_a_user_reads_it():
@@ -73,8 +83,12 @@ def test_on_the_fresh_and_development_sessions_an_item_listed_dropped_is_right_a
     development 10 of 10; rule 10 says "dropped" only of what the rule has evidence for (a lookup's
     answer, a line grep picked, a name said again, a failed run's tally, a baseline's figures are
     "possibly"): fresh 109 of 120 (0.91), development 10 of 10; rule 11 on the 37 fresh sessions 123 of 136 (0.90);
-    rule 13 on the 40, 130 of 146 (0.89)."""
-    for sessions, floor in ((dropped_fresh.SESSIONS, 0.89), (None, 0.9)):
+    rule 13 on the 40, 130 of 146 (0.89); rule 14 on the 43, 143 of 160 (0.89)."""
+    for sessions, floor in (
+        (dropped_fresh.SESSIONS[:ROUND_13_SESSIONS], 0.89),
+        (dropped_fresh.SESSIONS, 0.89),
+        (None, 0.9),
+    ):
         right, listed = score(sessions).by_confidence[dropped.DROPPED]
         assert right / listed >= floor, (right, listed)
 
@@ -1052,6 +1066,172 @@ def test_a_larger_edit_of_code_lists_the_values_it_brought_in_and_not_its_other_
     ]
     kept = _listed(c, "Added a username check `[a-z0-9_]{1,32}` and LIMIT=${LIMIT:-4096} to fetch.sh.\n")
     assert not _texts(kept, "edit"), "a summary that gives the values keeps the edits"
+
+
+def test_a_pattern_a_tests_string_and_a_route_an_edit_brought_in_are_facts_kept_only_as_they_are():
+    c = Conversation("/p", "patterns")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/lib/worker.ex",
+            "old_string": "  use Oban.Worker, queue: :mailers\n",
+            "new_string": "  use Oban.Worker,\n    queue: :mailers\n\n  @qa_address ~r/@acme-qa\\.test$/i\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/p/test/auth/email_test.dart",
+            "old_string": "}\n",
+            "new_string": "  test('rejects a double at sign', () {\n"
+            "    expect(() => normalizeEmail('anna+work@@gmail.com'), throwsFormatException);\n  });\n}\n",
+        },
+        "The file has been updated.",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/p/app/refunds.py",
+            "content": '@router.post("/refunds/{order_id}")\ndef refund(order_id: int):\n    return issue(order_id)\n',
+        },
+        "File created successfully.",
+    )
+    c.tool(  # a test's client calls no route of its own
+        "Write",
+        {
+            "file_path": "/p/tests/test_refunds.py",
+            "content": 'def test_refund(client):\n    client.post("/refunds/7")\n',
+        },
+        "File created successfully.",
+    )
+    edits = _texts(_listed(c, NOTHING), "edit")
+    assert edits == [
+        "lib/worker.ex:  → @qa_address ~r/@acme-qa\\.test$/i",
+        "test/auth/email_test.dart:  → expect(() => normalizeEmail('anna+work@@gmail.com'), throwsFormatException);",
+        'app/refunds.py:  → @router.post("/refunds/{order_id}")',
+    ]
+    told = _listed(
+        c,
+        "The worker skips QA addresses at acme-qa.test; a test rejects anna+work@gmail.com with a double at sign; "
+        "a refunds route was added.\n",
+    )
+    assert len(_texts(told, "edit")) == 3, "words for a pattern, a test's input and a route keep none of them"
+    given = _listed(
+        c,
+        "The worker skips `~r/@acme-qa\\.test$/i`; the test expects a FormatException for anna+work@@gmail.com; "
+        "added POST /refunds/{order_id}.\n",
+    )
+    assert not _texts(given, "edit"), "a summary that gives them as they are keeps them"
+
+
+def test_a_tools_version_an_image_a_cluster_an_app_and_a_bucket_are_identifiers_where_tools_print_them():
+    c = Conversation("/p", "cloud")
+    c.bash(
+        "flutter --version",
+        "Flutter 3.24.5 • channel stable • https://github.com/flutter/flutter.git\n"
+        "Framework • revision dec2ee5c1f (3 weeks ago) • 2024-11-13 11:13:06 -0800\nTools • Dart 3.5.4 • DevTools 2.37.3",
+    )
+    c.bash(
+        "gcloud container clusters get-credentials ingest-prod --region europe-west1",
+        "kubeconfig entry generated for ingest-prod.",
+    )
+    c.bash("aws s3 ls s3://acme-raw-events/2026/12/04/ | wc -l", "24")
+    c.bash("gcloud builds submit --tag europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 .", "DONE")
+    c.bash(
+        "fly deploy -a digest-prod | grep image",
+        "image: registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD\nimage size: 88 MB",
+    )
+    c.bash(  # the local name a build gives the tag its command set is the command's, no image of its own
+        "docker build -t pricing-api:slim . 2>&1 | tail -1",
+        "#12 naming to docker.io/library/pricing-api:slim done",
+    )
+    listed = _listed(c, NOTHING)
+    assert _texts(listed, "identifier") == [
+        "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1",
+        "registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD",
+        "Flutter 3.24.5",
+        "ingest-prod",
+        "digest-prod",
+    ]
+    assert _texts(listed, "url") == ["s3://acme-raw-events"], "not the tool's own repository its banner prints"
+    kept = _listed(
+        c,
+        "Flutter 3.24.5; cluster ingest-prod; bucket s3://acme-raw-events; pushed "
+        "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 and deployed digest-prod "
+        "(registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD).\n",
+    )
+    assert not _texts(kept, "identifier") and not _texts(kept, "url")
+
+
+def test_a_timed_runs_peak_memory_and_a_focused_runs_tally_the_model_counts_again_are_measurements():
+    c = Conversation("/p", "tallies")
+    c.bash(
+        "/usr/bin/time -v ./ingest --dry-run 2>&1 | grep -E 'Maximum resident|Elapsed'",
+        "\tElapsed (wall clock) time (h:mm:ss or m:ss): 6:41.22\n\tMaximum resident set size (kbytes): 1389212",
+    )
+    c.say("Peak memory is well under the limit now.")
+    c.bash("flutter test test/auth 2>&1 | tail -1", "00:02 +5: All tests passed!")
+    c.say("Now the two new cases.")
+    c.bash("flutter test test/auth 2>&1 | tail -1", "00:03 +7: All tests passed!")
+    c.say("7 passing now: the 5 that were there plus the two new cases.")
+    c.bash("pytest tests/reports -q 2>&1 | tail -1", "4 passed in 0.31s")
+    c.say("The report tests pass.")  # a focused run's tally no words count again: the tests just written
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert "Maximum resident set size (kbytes): 1389212" in measured
+    assert "00:03 +7: All tests passed!" in measured
+    assert not any("+5" in m or "4 passed" in m for m in measured), measured
+    kept = _listed(c, "Peak RSS 1389212 kB. 7 tests pass (+7: All tests passed).\n")
+    assert not _texts(kept, "measurement")
+
+
+def test_the_version_a_package_manager_added_of_a_package_its_command_names_is_an_identifier():
+    c = Conversation("/p", "added")
+    c.bash(
+        "go get golang.org/x/sync",
+        "go: downloading golang.org/x/sync v0.8.0\ngo: added golang.org/x/sync v0.8.0\ngo: added golang.org/x/text v0.18.0",
+    )
+    c.bash("pnpm add zod", "Packages: +1\n+\ndependencies:\n+ zod 3.23.8\n\nDone in 1.2s")
+    c.bash(
+        "cargo add serde_json@1.0.128", "    Updating crates.io index\n      Adding serde_json v1.0.128 to dependencies"
+    )
+    identifiers = _texts(_listed(c, NOTHING), "identifier")
+    # not a package the command pulled in (golang.org/x/text), nor one whose version the command gave
+    assert identifiers == ["golang.org/x/sync@v0.8.0", "zod@3.23.8", "serde_json@1.0.128"]
+    kept = _listed(c, "Added golang.org/x/sync v0.8.0, zod 3.23.8 and serde_json 1.0.128.\n")
+    assert not _texts(kept, "identifier")
+
+
+def test_a_number_a_line_keys_as_an_id_and_a_runs_total_time_are_no_measurements():
+    c = Conversation("/p", "ids")
+    c.bash(
+        "fly logs -a digest-prod --no-tail | grep DigestWorker",
+        "02:00:00 app[e2865d1f] [Oban] DigestWorker job=88121 state=executing\n"
+        "02:00:00 app[5683e4a2] [Oban] DigestWorker job=88122 state=executing",
+    )
+    c.say("Two machines each ran a digest job (jobs 88121 and 88122).")
+    c.bash("sbt -batch test 2>&1 | tail -1", "[success] Total time: 97 s (01:37), completed Dec 5, 2026, 3:14:07 PM")
+    c.bash("wc -l < export.csv", "48211")
+    c.say("The export has 48211 lines, paid 1500 of them.")
+    measured = _texts(_listed(c, NOTHING), "measurement")
+    assert not any("88121" in m or "88122" in m or "Total time" in m for m in measured), measured
+    assert any("48211" in m for m in measured), "a bare figure said again is still one"
+
+
+def test_a_configuration_key_set_to_a_path_under_home_is_kept_by_the_summarys_tilde_path():
+    c = Conversation("/Users/noor/app", "home")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/app/android/key.properties",
+            "old_string": "storeFile=/Users/noor/keys/upload-keystore.jks\n",
+            "new_string": "storeFile=/Users/noor/keystores/upload-keystore.jks\n",
+        },
+        "The file has been updated.",
+    )
+    told = "android/key.properties: storeFile now points at {}.\n"
+    assert not _texts(_listed(c, told.format("~/keystores/upload-keystore.jks")), "edit")
+    assert _texts(_listed(c, told.format("~/keys/upload-keystore.jks")), "edit"), "the old path is not the new one"
 
 
 def test_a_larger_edit_of_a_config_file_lists_the_keys_it_set_to_values():

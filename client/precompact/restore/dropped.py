@@ -83,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 13
+RULE_VERSION = 14
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -124,6 +124,7 @@ PROSE_CLAUSE_CHARS = 160  # of the model's prose, a clause with a measurement th
 MEASURED_TAIL = 400  # of a command's output, the lines its results are looked for in (its end says them)
 FOUND_FILES = 3  # a search whose output names more files is a survey, not where a fact was found
 VALUES_BROUGHT = 3  # of a larger edit's lines, at most this many values it brought in are facts
+DECLARED_AT_MOST = 3  # of an edit's or a new file's lines, at most this many routes it declares are facts
 SWAP_TOKENS = 12  # an edit of code that changes more tokens than this rewrites it: its file tells it
 OUTPUT_CHARS = 64 << 10  # of a command's output, its first and last this many are read for facts
 # Sentence matching: the share of a fact's content words one summary sentence must hold for the fact to be kept, and below which nothing like it is there.
@@ -313,7 +314,8 @@ _GENERIC_ERROR = re.compile(
 # `Passed X [3 ms]`, XCTest's `… failed (0.004 seconds).`): no measurement of the work.
 _RUN_DURATION = re.compile(
     r"\(\d[\d.]*\s?m?s\)|\[\d[\d.]*\s?m?s\]|\(\d[\d.]*\s?(?:seconds?|secs?)\)|\b(?:in|took|after)\s+\d[\d.,]*\s?(?:ms|s|sec|secs|seconds)\b|\s\d[\d.]*s\s*$|"
-    r"^\s*(?:Time|Duration|Planning Time|Finished|Done in|Total Test time)\b.*$",  # … ctest's `Total Test time (real) =`
+    # … ctest's `Total Test time (real) =`, sbt's `[success] Total time: 97 s (01:37), completed …`
+    r"^\s*(?:\[\w+\]\s*)?(?:Time|Duration|Planning Time|Finished|Done in|Total (?:Test )?time)\b.*$",
     re.IGNORECASE,
 )
 # How much a tool went through (`checked 12000 lines`, `Parsed 214 commits`, `Skipped 49 files`,
@@ -495,10 +497,16 @@ _HIT_PLACE = re.compile(r"^\S+?\.[A-Za-z]\w{0,7}[:(]\d+")  # `app/join/[token]/p
 # = ('=', '+')`, `const MAX_BYTES = 4096`), a pattern (`[a-z0-9_]{1,32}`), a shell default
 # (`LIMIT=${LIMIT:-4096}`), an assertion's bound (`assert_max_queries(4)`, `assertNumQueries(4)`),
 # a test's payload (`data:text/html,…`).
+# A pattern built, whatever its characters: Elixir's sigil (`~r/@acme-qa\.test$/i`), a constructor
+# given a string (`RegExp(r'^[\w.+-]+@…')`, `re.compile(r"…")`, `Regex::new(r"…")`).
+_PATTERN_BUILT = re.compile(
+    r"~r[/|\"'({\[]\S|\b(?:RegExp|Regex|re\.compile|Pattern\.compile|regexp\.(?:Must)?Compile)(?:::new)?\s*\(\s*r?[\"'/`]"
+)
 _VALUE_LINE = re.compile(
     r"^(?:export\s+|const\s+|final\s+|static\s+|pub\s+(?:const|static)\s+|readonly\s+)*[A-Z][A-Z0-9]*_?[A-Z0-9_]*"
     r"(?:\s*:\s*[\w\[\], ]+)?\s*=\s*(?:[\d\"'(\[{-]|\$\{)"
     r"|\[[^\]\s]{1,40}\](?:\{\d+(?:,\d*)?\}|[*+])"
+    rf"|{_PATTERN_BUILT.pattern}"
     r"|\$\{\w+:-[^}]+\}"
     r"|\b(?:assert|expect)\w*\(\s*-?\d+(?:\.\d+)?\s*[,)]"
     r"|\bdata:[\w/+-]+[,;]"
@@ -507,6 +515,21 @@ _VALUE_LINE = re.compile(
     r"|\[\s*[\"'][\w.-]+[\"']\s*\]\s*=\s*[\"'][^\"']"
     r"|\b(?i:set_?header|add_?header|header)\s*\(\s*[\"'][\w-]+[\"']\s*,\s*[\"'][^\"']"
     r"|^add_header\s+[\w-]+\s+\S"
+)
+# What a test file's new line asserts of a string: the input a test gives (`expect(() =>
+# normalizeEmail('anna+work@@gmail.com'), throwsFormatException)`), the value it expects.
+_ASSERTS_STRING = re.compile(r"\b(?:assert|expect|refute|should)\w*\b.*?[\"'][^\"']*\w[^\"']*[\"']")
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|spec|__tests__)/|[_.-](?:test|spec)s?\.\w+$|(?:^|/)test_\w+\.\w+$|Tests?\.\w+$"
+)
+# What an edit or a new file declares that a reader names it by: a route (`@app.get("/refunds/{id}")`,
+# `router.post('/login'`, `HandleFunc("/healthz"`, `@GetMapping("/orders")`, `get "/status"`). Not a
+# test's name: the summaries of the fresh and development sets tell a new test by what it checks
+# ("a regression test with the report's payloads"), and no label there holds its name.
+_DECLARED = re.compile(
+    r"^(?:(?:@\w+\.|\w+\.)?(?:get|post|put|patch|delete|route|HandleFunc|Handle)\s*\(?\s*[\"'](?P<route>/[^\"'\s]*)[\"']"
+    r"|@(?:Get|Post|Put|Patch|Delete|Request)Mapping\(\s*(?:value\s*=\s*)?\"(?P<mapping>/[^\"]*)\""
+    r"|#\[(?:get|post|put|patch|delete)\(\"(?P<attribute>/[^\"]*)\")"
 )
 # Where a shell command writes: a redirect's file (`> out.log`, `>> notes.md`, not `2>&1`), `tee`'s;
 # commands that edit the files they are given in place.
@@ -521,6 +544,21 @@ _LITERAL = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
 # A command the session timed (`time mysql … < q.sql`): the shell's `real 0m3.911s` is its result.
 _TIMED = re.compile(r"(?:^|&&|;|\||\()\s*(?:/usr/bin/)?time\s")
 _TIME_REAL = re.compile(r"^real\s+(?:(\d+)m)?(\d+(?:\.\d+)?)s$")
+_HOME = re.compile(r"^(?:/Users|/home)/[^/\s]+(?=/)|^/root(?=/)")  # a home folder, as `~` abbreviates it
+# What a number an output prints is named by where it is the id of a thing: a job, a process, a run,
+# an order, a request (`job=88121`, `pid 4312`, `order_id: 7741`, `#198`).
+_KEYED_ID = re.compile(
+    r"(?:\b(?i:id|\w+_id|job|pid|run|build|order|pr|issue|ticket|request|task|txn|tx)\s*[=:#]?\s*|\b[a-z]+Id\s*[=:]\s*|#)$"
+)
+# What a timed command's `time` prints of its peak memory (GNU's `-v`, BSD's `-l`): a result as its `real` is.
+_PEAK_MEMORY = re.compile(r"^\s*(?:Maximum resident set size \(kbytes\):\s*\d+|\d+\s+maximum resident set size)\s*$")
+# A test run's tally line, with the count of tests it ran or passed (flutter's `00:03 +7: All tests
+# passed!`, ExUnit's `58 tests, 0 failures`, `7 passed in 0.4s`), and the model's words counting
+# tests ("7 passing now", "all 58 tests pass").
+_TALLY_COUNT = re.compile(
+    r"\+(\d+)(?: ~\d+)?(?: -\d+)?: All tests passed|\b(\d+) (?:passed|passing|tests?|examples?|specs?)\b"
+)
+_COUNTED_TESTS = re.compile(r"\b(\d+) (?:(?:new |unit |more )?tests?|pass(?:ing|ed|es)?|examples?|specs?)\b")
 _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|→)")  # the Read tool's numbering of a file's lines
 # What a command's output names that the session may go on with: a duration or a size (`17.204s`,
 # `17m 52s`, `88.3MB`), a figure with three digits or a decimal point (`503221`, `49,377`), a name
@@ -541,6 +579,26 @@ _ECHO_MEASURE = re.compile(
 _ECHO_NAME = re.compile(
     r"(?=[^/]*\d)(?=.*[A-Za-z])[\w.+@:-]{4,}|[\w.+/-]*[A-Za-z][\w.+/-]*:[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 )
+# A command that asks its tool's version (`flutter --version`, `go version`, `kubectl version --client`):
+# its banner's first line naming the tool gives the version the session works with (`Flutter 3.24.5 •
+# channel stable • …`); the addresses it prints (the tool's own repository) it did not make.
+_ASKS_VERSION = re.compile(r"^(?:\S+/)?(?P<tool>[A-Za-z][\w.-]*)(?:\s+[a-z][\w-]*)?\s+(?:--version|-V|version)(?:\s|$)")
+# A container image with its tag, at a registry (`registry.fly.io/digest-prod:deployment-01JEB…`,
+# `europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1`): what a build pushed or a deploy runs.
+_IMAGE_REF = re.compile(
+    r"(?<![\w./@:-])(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?/[a-z0-9._-]+(?:/[a-z0-9._-]+)*:[\w][\w.-]{0,127}(?![\w./:-])"
+)
+IMAGES_NAMED = 2  # an output naming more images surveys a registry or a cluster: none is the one the session built
+# A cloud resource a command names by its option or its verb: a cluster (`clusters get-credentials
+# ingest-prod`, `--cluster acme-prod-eu`, `eks update-kubeconfig --name …`), a bucket (`--bucket …`, `s3://…`,
+# `gs://…`), an environment or a stack (`--environment staging-eu`, `workspace select prod-eu`), an app
+# of a platform (`fly … -a digest-prod`, `heroku … --app …`): a joined name, what a reader looks up.
+_RESOURCE_NAMED = re.compile(
+    r"(?:\bclusters\s+(?:get-credentials|describe|resize|update|upgrade)|--cluster(?:-name)?|\bupdate-kubeconfig\b.*?--name"
+    r"|--bucket|--environment|--env|--stack|\bworkspace\s+select)[=\s]+['\"]?(?P<name>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b"
+    r"|\b(?P<bucket>(?:s3|gs)://[a-z0-9][a-z0-9._-]{2,62})"
+)
+_APP_NAMED = re.compile(r"^(?:fly|flyctl|heroku)\s.*?(?:\s-a|\s--app)[=\s]+(?P<name>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b")
 # A package a command pins to a version (`pip install libcst==1.5.0`, `npx markdownlint-cli@0.42.0`,
 # `go get github.com/foo/bar@v1.8.2`): the version the session chose.
 _PINNED = re.compile(
@@ -562,6 +620,14 @@ _PIP_REPLACED = re.compile(
 )
 _APT_SET_UP = re.compile(
     r"^Setting up (?P<package>[\w.+-]+)(?::[\w-]+)? \((?P<version>\d[^()\s]*)\) \.\.\.", re.MULTILINE
+)
+# What a package manager prints of a package it added, with its version: go's `go: added
+# golang.org/x/sync v0.8.0`, cargo's `Adding serde_json v1.0.128`, pnpm's `+ zod 3.23.8`, npm's and
+# yarn's `+ zod@3.23.8`, `└─ zod@3.23.8`, poetry's `Installing httpx (0.27.2)`, mix's `New: jason 1.4.4`.
+_PACKAGE_ADDED = re.compile(
+    rf"^\s*(?:go: added|Adding|Installing|New:|\+|└─|Added)\s+(?P<package>@?[A-Za-z][\w@/.+-]*?)(?:@|\s+\(?)"
+    rf"(?P<version>{_VERSION})\)?\s*$",
+    re.MULTILINE,
 )
 _VERSION_MARKS = ("->", "=>", "→", "(was ", "Found existing", "Successfully installed", "Setting up")
 _PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
@@ -1381,10 +1447,25 @@ class Summary:
         old, _, new = change.partition(" → ")
         if _is_prose(path):
             return self._sentence(new, session)
+        declared = _DECLARED.match(new) if not old else None
+        if declared:  # a route brought in: named as it is, or told in one sentence of the summary's
+            name = next(group for group in declared.groups() if group)
+            return KEPT if self._holds(name) or self._holds(name.replace("_", " ")) else self._sentence(name, session)
+        if not old and (_PATTERN_BUILT.search(new) or (_TEST_PATH.search(path) and _ASSERTS_STRING.search(new))):
+            # a pattern, or a string a test gives or expects, is its characters: a summary that tells
+            # its words ("rejects QA addresses") has not kept `~r/@acme-qa\.test$/i`
+            quoted = [q.strip().casefold() for q in _literals(new) if q.strip()] or [new.partition("~r")[2].casefold()]
+            return KEPT if all(q in self._plain.casefold() for q in quoted) else DROPPED
         keyed = _CONFIG_KEY.match(new) if _is_config(path) else None
         if keyed:  # a configuration's key set (`LC_ALL: de_DE.UTF-8`): its value said of another key keeps nothing
             key, value = keyed.group(1), keyed.group(2).strip().strip("\"'")
-            said = self._holds(value) or any(self._has_number(n) for n, _, _ in numbers(value))
+            # a path under a home folder a summary writes from `~` (`~/keystores/upload.jks`)
+            home = _HOME.match(value)
+            said = (
+                self._holds(value)
+                or any(self._has_number(n) for n, _, _ in numbers(value))
+                or bool(home and self._holds("~" + value[home.end() :]))
+            )
             if not said:
                 return DROPPED
             return KEPT if _whole(self._plain, key) or self._holds(key) else POSSIBLY_DROPPED
@@ -1882,6 +1963,10 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
         add("file edited", path, position)
         edits = arguments.get("edits")
         changes: list = edits if isinstance(edits, list) else [arguments]
+        if isinstance(arguments.get("content"), str):  # a file written whole: the routes it declares
+            shown = _shown(path, cwd)
+            for line in _declared(path, "", arguments["content"]):
+                add("edit", f"{shown}:  → {line}", position)
         for change in changes:
             if (
                 isinstance(change, dict)
@@ -1909,9 +1994,33 @@ def _tool_use(block: dict, position: int, add: Add, identifiers, commands: dict,
                 add("identifier", found.group(0), position, command[:200])  # not a flag's value (`head -c 7000000`)
         for pinned in _PINNED.finditer(core):
             add("identifier", pinned.group(0), position, command[:200])
+        _resources(core, position, add, command)
     else:
         for value in _strings(arguments):
             identifiers(value, position, paths=False)
+
+
+def _resources(core: str, position: int, add: Add, command: str) -> None:
+    """The cloud resources (`_RESOURCE_NAMED`, `_APP_NAMED`) and the images (`_IMAGE_REF`) a
+    command names: what it ran against or built, which a reader looks up by that name; "possibly
+    dropped" at most: a session runs many commands against the one cluster it says in words."""
+    if not ("-" in core or "://" in core):  # every name they find is joined or an address: most commands hold none
+        return
+    for part in core.split(" && "):
+        for m in _RESOURCE_NAMED.finditer(part):
+            named = m.group("name")
+            add(
+                "url" if m.group("bucket") else "identifier",
+                named or m.group("bucket"),
+                position,
+                command[:200],
+                guessed=True,
+            )
+        app = _APP_NAMED.search(part)
+        if app:
+            add("identifier", app.group("name"), position, command[:200], guessed=True)
+        for image in _IMAGE_REF.findall(part):
+            add("identifier", image, position, command[:200])
 
 
 def _edit(path: str, old: str, new: str, cwd: str | None) -> str | None:
@@ -1946,17 +2055,42 @@ def _values_brought(path: str, old: str, new: str, cwd: str | None) -> list[str]
     constant set, a pattern, a shell default, an assertion's bound, a test's payload), "path: →
     line" each, at most VALUES_BROUGHT of them: the rest of the code it wrote its file tells."""
     before = {line.strip() for line in old.splitlines()}
+    tested = bool(_TEST_PATH.search(path))
     brought = [
         line
         for line in (line.strip() for line in new.splitlines())
         if line not in before
         and len(line) <= EDIT_SIDE_CHARS
-        and (_VALUE_LINE.search(line) or (_is_config(path) and _config_value(line)))
+        and (
+            _VALUE_LINE.search(line)
+            or (_is_config(path) and _config_value(line))
+            or (tested and _ASSERTS_STRING.search(line) and not _DECLARED.match(line))
+        )
     ]
     if len(brought) > VALUES_BROUGHT:  # a table of values written, not the one the edit was about
+        brought = []
+    return [f"{_shown(path, cwd)}:  → {line}" for line in [*brought, *_declared(path, old, new)]]
+
+
+def _shown(path: str, cwd: str | None) -> str:
+    """`path` as an edit's fact shows it: relative to the working directory, where it is in it."""
+    return path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
+
+
+def _declared(path: str, old: str, new: str) -> list[str]:
+    """The routes (`_DECLARED`) an edit's or a new file's text brings in, each its line,
+    DECLARED_AT_MOST or fewer: what the change added that a reader names it by; more are an API
+    written whole, its file tells it. Not a test's: the calls its client makes (`client.get('/login',
+    …)`) are no routes."""
+    if _TEST_PATH.search(path):
         return []
-    shown = path[len(cwd.rstrip("/")) + 1 :] if cwd and path.startswith(cwd.rstrip("/") + "/") else path
-    return [f"{shown}:  → {line}" for line in brought]
+    before = {line.strip() for line in old.splitlines()}
+    declared = [
+        line
+        for line in (line.strip() for line in new.splitlines())
+        if line not in before and len(line) <= EDIT_SIDE_CHARS and _DECLARED.match(line)
+    ]
+    return declared if len(declared) <= DECLARED_AT_MOST else []
 
 
 def _config_value(line: str) -> bool:
@@ -2160,14 +2294,21 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         # take, its error said); of a step that succeeded (an export's id), a fact where the
         # session refers back to it (`_Echoes`)
         held = (("identifier", _UUID),) if errors else ()
-        _output_ids(command, made, position, add, (("url", _OUTPUT_URL), *held, ("identifier", _CLOSES)))
+        addresses = () if _ASKS_VERSION.match(command_core(command)) else (("url", _OUTPUT_URL),)
+        _output_ids(command, made, position, add, (*addresses, *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
+    _packages_added(command, text, position, add)
     _asked_version(command, text, position, add)
+    _tool_version(command, text, position, add)
+    _images(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
             add("measurement", timed[-1], position, command[:200], newest=True)
+        peak = [line.strip() for line in text.splitlines()[-30:] if _PEAK_MEMORY.match(line)]
+        if peak:
+            add("measurement", peak[-1], position, command[:200], newest=True)
     # The fields a command asked for are its answer, all of it: its lines are not read again for measurements.
     if not errors and _selected(command, text, position, add):
         return False
@@ -2280,6 +2421,19 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
             add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
 
 
+def _packages_added(command: str, text: str, position: int, add: Add) -> None:
+    """The packages a package manager's output says it added (`_PACKAGE_ADDED`) that its command
+    names without their version (`go get golang.org/x/sync` → `go: added golang.org/x/sync v0.8.0`,
+    `pnpm add zod` → `+ zod 3.23.8`), each as `package@version`: the version the session now
+    depends on, which the command did not say; not the packages they pulled in."""
+    core = command_core(command)
+    for m in islice(_PACKAGE_ADDED.finditer(text[:OUTPUT_CHARS]), VERSIONS_CHANGED * 4):
+        package, version = m.group("package"), m.group("version")
+        named = re.search(rf"(?<![\w@/.-]){re.escape(package)}(?![\w@/.-])", core, re.IGNORECASE)
+        if named and version not in command:
+            add("identifier", f"{package}@{version}", position, m.group(0).strip()[:200])
+
+
 def _asked_version(command: str, text: str, position: int, add: Add) -> None:
     """The version a short output (SELECTED_LINES lines or fewer) gives of a package its command
     names (`pip freeze | grep -i django` → `Django==4.2.16`, `npm ls lodash` → `lodash@4.17.21`,
@@ -2301,6 +2455,36 @@ def _asked_version(command: str, text: str, position: int, add: Add) -> None:
     name, version = _NAME_FIELD.search(text), _VERSION_FIELD.search(text)
     if version and name and name.group("package").casefold() in asked:
         add("identifier", f"{name.group('package')} {version.group('version')}", position, version.group(0).strip())
+
+
+def _tool_version(command: str, text: str, position: int, add: Add) -> None:
+    """Of a command that asks its tool's version (`_ASKS_VERSION`) and prints a banner of several
+    lines, the tool and its version as the banner's first line naming it gives them (`Flutter
+    3.24.5`, `Docker version 27.3.1` → `Docker 27.3.1`): the toolchain the session's findings hold
+    for; a one-line answer is `_answer`'s."""
+    asked = _ASKS_VERSION.match(command_core(command))
+    if not asked or text.strip().count("\n") == 0 or len(text) > ANSWER_CHARS * SELECTED_LINES:
+        return
+    tool = re.escape(asked.group("tool"))
+    for line in text.splitlines():
+        m = re.search(rf"(?i)\b(?P<name>{tool})\b(?:\s+version)?[\s:]+(?P<version>{_VERSION})", line)
+        if m:
+            add("identifier", f"{m.group('name')} {m.group('version')}", position, line.strip()[:200], guessed=True)
+            return
+
+
+def _images(command: str, text: str, position: int, add: Add) -> None:
+    """The images with their tags (`_IMAGE_REF`) an output names, IMAGES_NAMED or fewer, that its
+    command does not (by name and tag): what a build pushed or a deploy runs (`image:
+    registry.fly.io/…:deployment-…`)."""
+    if "/" not in text or ":" not in text:
+        return
+    named = dict.fromkeys(_IMAGE_REF.findall(text[:OUTPUT_CHARS]))
+    if 0 < len(named) <= IMAGES_NAMED:
+        for image in named:
+            # the local name a build gives the tag its command set (`naming to docker.io/library/api:slim`) is the command's
+            if image.rpartition("/")[2] not in command:
+                add("identifier", image, position, (_line_at(text, image) or command)[:200])
 
 
 def _tickets(text: str, position: int, add: Add) -> None:
@@ -2645,6 +2829,8 @@ class _Echoes:
         self.heard.append((text, position, command))
 
     def repeated(self, said: str, add: Add, spoke: bool) -> None:
+        if self.heard and spoke:
+            self._tallies_counted(said, add)
         if self.heard:
             tokens = dict(islice(_echo_tokens(said), ECHO_SAID))
             found: list[tuple[str, bool, int, str]] = []  # (token, measured, its output's entry, its line)
@@ -2661,6 +2847,9 @@ class _Echoes:
                     # A figure in a table's row (`gh run list`, a benchmark's) is one of many the session read;
                     # a number in a test's name (`✓ retry > does not retry on 400`) names the test.
                     if measured and token.isdigit() and _TEST_NAME_LINE.match(line):
+                        continue
+                    # a number a line keys as a thing's id (`job=88121`, `pid 4312`, `#198`) names it: no measure
+                    if measured and token.isdigit() and _KEYED_ID.search(line[: line.find(token)]):
                         continue
                     # A figure of a table's row (a partition's lag, a run's time) is one of many the session read
                     # unless the model's own words single it out; a later command's is the row's id it looks up.
@@ -2679,6 +2868,22 @@ class _Echoes:
                     add("measurement" if measured else "identifier", token, position, line, guessed=guessed)
         if spoke:
             self.heard.clear()
+
+    def _tallies_counted(self, prose: str, add: Add) -> None:
+        """A test run's tally whose count the model's next words give again ("7 passing now: the
+        5 that were there plus the two new cases") is one the session reasons about (a test
+        added, a suite grown), even of a focused run: its tally line, with its command."""
+        counted = {m.group(1) for m in _COUNTED_TESTS.finditer(prose)}
+        if not counted:
+            return
+        for text, position, command in self.heard:
+            if not _TEST_RUN.search(command_core(command)):
+                continue
+            for line in reversed(text[-MEASURED_TAIL:].splitlines()):
+                tally = _TALLY_COUNT.search(line)
+                if tally and (tally.group(1) or tally.group(2)) in counted and len(line.strip()) <= 200:
+                    add("measurement", line.strip(), position, command[:200], newest=True)
+                    break
 
 
 def _prose_decisions(text: str, position: int, add: Add) -> None:

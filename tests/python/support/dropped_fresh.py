@@ -8034,6 +8034,642 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def digest_twice() -> DevSession:
+    """Elixir (Phoenix, Oban, mix and Fly.io): a nightly digest sent twice one night and not at all
+    the next; a commit in a `git log` listing that disabled Oban's peer, a cron schedule moved, a
+    uniqueness window, a regex an edit put in, an Oban upgrade, an image deployed. Written and
+    labelled before the rule ran on it (round 14)."""
+    c = Conversation("/home/ines/digest", "fresh-digest-twice")
+    c.user(
+        "The nightly digest email went out twice on Tuesday and not at all on Wednesday. Find out why and fix it. "
+        "Don't touch lib/digest/mailer.ex, it's shared with the billing app."
+    )
+    c.bash(
+        "fly logs -a digest-prod --no-tail | grep DigestWorker | head -6",
+        "2026-12-01T02:00:00.114Z app[e2865d1f] ams [info] [Oban] DigestWorker job=88121 state=executing\n"
+        "2026-12-01T02:00:00.131Z app[5683e4a2] ams [info] [Oban] DigestWorker job=88122 state=executing\n"
+        "2026-12-01T02:03:41.902Z app[e2865d1f] ams [info] [Oban] DigestWorker job=88121 state=completed\n"
+        "2026-12-01T02:03:44.517Z app[5683e4a2] ams [info] [Oban] DigestWorker job=88122 state=completed\n"
+        "2026-12-02T02:00:00.098Z app[e2865d1f] ams [info] [Oban] DigestWorker job=88420 state=executing\n"
+        "2026-12-02T02:00:30.099Z app[e2865d1f] ams [error] [Oban] DigestWorker job=88420 state=discarded "
+        'error=%DBConnection.ConnectionError{message: "connection not available and request was dropped from '
+        'queue after 30000ms"}',
+    )
+    c.say(
+        "Two machines each inserted and ran a digest job at 02:00 on Tuesday (jobs 88121 and 88122), so the cron "
+        "plugin ran on both. On Wednesday the only job was discarded after a 30 s pool timeout with no retry."
+    )
+    c.bash(
+        "git log --oneline -6 -- config/",
+        "c0d94b1 config: bump pool_size to 15\n"
+        "a4f2e91 Disable Oban peer on prod to cut DB load\n"
+        "3b7d0c6 digest: batch recipients by 500\n"
+        "91e2f5a Add Fly.io release command\n"
+        "6d8a0b3 Move secrets to runtime.exs\n"
+        "2f4c7e8 Initial Oban setup",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ines/digest/config/prod.exs"},
+        "     1\timport Config\n     2\t\n     3\tconfig :digest, Oban,\n     4\t  peer: false,\n"
+        "     5\t  queues: [mailers: 5],\n     6\t  plugins: [\n"
+        '     7\t    {Oban.Plugins.Cron, crontab: [{"0 2 * * *", Digest.Workers.DigestWorker, max_attempts: 1}]}\n'
+        "     8\t  ]\n",
+    )
+    c.say(
+        "a4f2e91 set `peer: false` two weeks ago. With no peer, every node thinks it is the leader, so each of the "
+        "two machines runs the Cron plugin and inserts its own digest job. Before that only the leader inserted it. "
+        "And `max_attempts: 1` means a single timeout loses the night's digest."
+    )
+    c.user(
+        "ok. The ops team said the peer was turned off because of the Postgres notifier load, so don't just turn it "
+        "back on. Also please stop sending digests to our QA accounts, anything at acme-qa.test."
+    )
+    c.say(
+        "Then I'll keep `peer: false` and make the job unique instead: unique over 23 hours in the available, "
+        "scheduled and executing states, so a second node's insert is a no-op. I'll also give it 3 attempts and move "
+        "the run to 06:30 Berlin time, away from the 02:00 backup window that holds the pool."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/digest/config/prod.exs",
+            "old_string": '    {Oban.Plugins.Cron, crontab: [{"0 2 * * *", Digest.Workers.DigestWorker, max_attempts: 1}]}\n',
+            "new_string": "    {Oban.Plugins.Cron,\n"
+            '     timezone: "Europe/Berlin",\n'
+            '     crontab: [{"30 6 * * *", Digest.Workers.DigestWorker, max_attempts: 3}]}\n',
+        },
+        "The file /home/ines/digest/config/prod.exs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/digest/lib/digest/workers/digest_worker.ex",
+            "old_string": "  use Oban.Worker, queue: :mailers\n",
+            "new_string": "  use Oban.Worker,\n    queue: :mailers,\n"
+            "    unique: [period: 82_800, states: [:available, :scheduled, :executing]]\n\n"
+            "  @qa_address ~r/@acme-qa\\.test$/i\n",
+        },
+        "The file /home/ines/digest/lib/digest/workers/digest_worker.ex has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/digest/lib/digest/workers/digest_worker.ex",
+            "old_string": "    recipients = Accounts.digest_subscribers()\n",
+            "new_string": "    recipients = Enum.reject(Accounts.digest_subscribers(), &Regex.match?(@qa_address, &1.email))\n",
+        },
+        "The file /home/ines/digest/lib/digest/workers/digest_worker.ex has been updated successfully.",
+    )
+    c.bash(
+        "mix test 2>&1 | tail -4",
+        "....................................................\n"
+        "Finished in 4.3 seconds (1.2s async, 3.1s sync)\n"
+        "57 tests, 0 failures\n\nRandomized with seed 402117",
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/ines/digest/test/digest/workers/digest_worker_test.exs",
+            "content": "defmodule Digest.Workers.DigestWorkerTest do\n  use Digest.DataCase, async: true\n"
+            "  use Oban.Testing, repo: Digest.Repo\n\n"
+            '  test "a second insert within the window is a no-op" do\n'
+            "    {:ok, first} = Oban.insert(Digest.Workers.DigestWorker.new(%{}))\n"
+            "    {:ok, second} = Oban.insert(Digest.Workers.DigestWorker.new(%{}))\n"
+            "    assert second.conflict?\n    assert second.id == first.id\n  end\nend\n",
+        },
+        "File created successfully at: /home/ines/digest/test/digest/workers/digest_worker_test.exs",
+    )
+    c.bash(
+        "mix test 2>&1 | tail -4",
+        "** (CompileError) test/digest/workers/digest_worker_test.exs:6: undefined function conflict?/1\n"
+        "    (elixir 1.17.3) lib/kernel/parallel_compiler.ex:429: Kernel.ParallelCompiler.require_file/2",
+        error=True,
+    )
+    c.bash(
+        "grep oban mix.lock",
+        '  "oban": {:hex, :oban, "2.17.3", "ddfd5c0f1b2c2e1ac6b3a1c5f0e9d2a1b7f6e4c3d2a1b0c9f8e7d6c5b4a39281", [:mix], '
+        '[{:ecto_sql, "~> 3.10", [hex: :ecto_sql, repo: "hexpm", optional: false]}], "hexpm", "0f1e2d3c"},',
+    )
+    c.say("`conflict?` on the returned job needs Oban 2.18 or later; we are on 2.17.3, so I'll upgrade Oban.")
+    c.bash(
+        "mix deps.update oban",
+        "Resolving Hex dependencies...\nResolution completed in 0.214s\nUpgraded:\n  oban 2.17.3 => 2.18.2\n"
+        "* Updating oban (Hex package)",
+    )
+    c.bash(
+        "mix test 2>&1 | tail -3",
+        "Finished in 4.4 seconds (1.2s async, 3.2s sync)\n58 tests, 0 failures\n\nRandomized with seed 118840",
+    )
+    c.say("58 tests, 0 failures: the 57 from before plus the new uniqueness test.")
+    c.bash(
+        "mix format --check-formatted",
+        "** (Mix) mix format failed due to --check-formatted.\nThe following files are not formatted:\n\n"
+        "  * lib/digest/workers/digest_worker.ex",
+        error=True,
+    )
+    c.bash("mix format && mix format --check-formatted && echo ok", "ok")
+    c.bash(
+        "git add -A && git commit -m 'digest: unique job, 3 attempts, 06:30 Berlin; skip QA addresses; oban 2.18.2'",
+        "[fix/digest-twice 7c1e9b4] digest: unique job, 3 attempts, 06:30 Berlin; skip QA addresses; oban 2.18.2\n"
+        " 5 files changed, 31 insertions(+), 6 deletions(-)",
+    )
+    c.user("Deploy it.")
+    c.bash(
+        "fly deploy -a digest-prod 2>&1 | grep -E 'image|Visit|machines'",
+        "image: registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD\n"
+        "image size: 88 MB\n"
+        "Updating existing machines in 'digest-prod' with rolling strategy\n"
+        "Visit your newly deployed app at https://digest-prod.fly.dev/",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported the nightly digest was sent twice on Tuesday and not at all on Wednesday. I read the Fly logs and the Oban config, found that a recent commit disabled Oban's peer so both machines ran the cron plugin, and fixed it without re-enabling the peer, then deployed.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why the nightly digest email went out twice on Tuesday and not on Wednesday, and fix it. Constraint: do not touch lib/digest/mailer.ex (shared with the billing app). Later: keep the Oban peer disabled (ops turned it off because of the Postgres notifier load), stop sending digests to QA accounts at acme-qa.test, then deploy.
+
+2. Key Technical Concepts:
+   - Oban Cron plugin, peer/leadership, unique jobs, max_attempts
+   - Fly.io machines and rolling deploys
+   - Elixir regex, mix format
+
+3. Files and Code Sections:
+   - config/prod.exs: the Cron plugin now has timezone "Europe/Berlin", the digest runs at 06:30 with max_attempts: 3 (was 02:00 UTC with max_attempts: 1). peer: false kept.
+   - lib/digest/workers/digest_worker.ex: the worker is unique (about a day's window over available/scheduled/executing) and rejects recipients whose email is at acme-qa.test.
+   - test/digest/workers/digest_worker_test.exs: new test that a second insert is a no-op.
+
+4. Errors and fixes:
+   - Tuesday: two machines each inserted a digest job at 02:00, because a recent commit set peer: false and every node ran the Cron plugin.
+   - Wednesday: the only job hit a 30 s DB pool timeout and was discarded (max_attempts: 1).
+   - The new test did not compile (conflict?/1 undefined): it needs a newer Oban, so I upgraded Oban.
+   - mix format --check-formatted failed on the worker: ran mix format.
+
+5. Problem Solving:
+   Kept peer: false as ops asked and made the job unique instead, with retries, and moved the run away from the 02:00 backup window. All tests pass with the new one.
+
+6. All user messages:
+   - "The nightly digest email went out twice on Tuesday and not at all on Wednesday. Find out why and fix it. Don't touch lib/digest/mailer.ex, it's shared with the billing app."
+   - "ok. The ops team said the peer was turned off because of the Postgres notifier load, so don't just turn it back on. Also please stop sending digests to our QA accounts, anything at acme-qa.test."
+   - "Deploy it."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix on fix/digest-twice and deployed it to Fly with a rolling update (https://digest-prod.fly.dev/).
+
+9. Optional Next Step:
+   Check tomorrow's 06:30 run in the logs.
+"""
+    labels = [
+        Label("request", "went out twice on Tuesday and not at all on Wednesday", dropped=False),
+        Label("constraint", "Don't touch lib/digest/mailer.ex", dropped=False),
+        Label("constraint", "don't just turn it back on", dropped=False),
+        Label("request", "stop sending digests to our QA accounts", dropped=False),
+        Label("identifier", "a4f2e91", dropped=True),  # the commit that disabled the peer ("a recent commit")
+        Label("identifier", "digest-prod", dropped=True),  # the Fly app every command names; the summary says "Fly"
+        Label("identifier", "registry.fly.io/digest-prod:deployment-01JEB7K2Q9W4X8M3T6R5N1P0ZD", dropped=True),
+        Label("identifier", "oban 2.17.3 => 2.18.2", dropped=True),  # "upgraded Oban", no version
+        Label("identifier", "7c1e9b4", dropped=True),  # the commit
+        Label("edit", '"30 6 * * *"', dropped=False),  # "runs at 06:30"
+        Label("edit", "Europe/Berlin", dropped=False),
+        Label("edit", "period: 82_800", dropped=True),  # "about a day's window"
+        Label("edit", "@acme-qa\\.test$/i", dropped=True),  # the regex; the summary says only the domain
+        Label("decision", "away from the 02:00 backup window", dropped=False),
+        Label("decision", "make the job unique instead", dropped=False),
+        Label("measurement", "58 tests, 0 failures", dropped=True),  # the tally the model reasons about
+        Label("failed command", "mix format --check-formatted", dropped=False),
+        Label("error", "undefined function conflict?/1", dropped=False),
+        Label("file edited", "config/prod.exs", dropped=False),
+        Label("file edited", "test/digest/workers/digest_worker_test.exs", dropped=False),
+        Label("url", "https://digest-prod.fly.dev/", dropped=False),
+        # noise
+        Label("number", "Finished in 4.3 seconds", dropped=False),
+        Label("number", "Finished in 4.4 seconds", dropped=False),
+        Label("number", "57 tests, 0 failures", dropped=False),
+        Label("number", "image size: 88 MB", dropped=False),
+        Label("number", "5 files changed", dropped=False),
+        Label("number", "Resolution completed in 0.214s", dropped=False),
+        Label("name", "c0d94b1", dropped=False),
+        Label("name", "3b7d0c6", dropped=False),
+        Label("name", "e2865d1f", dropped=False),
+        Label("name", "402117", dropped=False),
+        Label("number", "88121", dropped=False),
+        Label("command", "grep oban mix.lock", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ingest_oom() -> DevSession:
+    """Scala (sbt, Parquet) on GKE with gcloud: an ingest job OOMKilled since a release; commits
+    beyond the first of a `git log --oneline` listing, a cluster and a bucket named only in
+    commands, a heap default in an entrypoint's parameter expansion, settings chosen as a set, an
+    image built with its tag, a peak RSS measured. Written and labelled before the rule ran on it
+    (round 14)."""
+    c = Conversation("/home/tomas/ingest", "fresh-ingest-oom")
+    c.user(
+        "The ingest job on GKE keeps getting OOMKilled since Friday's 1.15.0 release. Find out why and fix it. "
+        "Don't raise the memory limit, the node pool is at its quota."
+    )
+    c.bash(
+        "gcloud container clusters get-credentials ingest-prod --region europe-west1 --project acme-data",
+        "Fetching cluster endpoint and auth data.\nkubeconfig entry generated for ingest-prod.",
+    )
+    c.bash(
+        "kubectl -n ingest describe pod ingest-7d9f6c5b8-m2xkq | grep -A4 'Last State'",
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n"
+        "      Started:      Fri, 04 Dec 2026 22:10:31 +0000\n      Finished:     Fri, 04 Dec 2026 22:17:02 +0000",
+    )
+    c.bash(
+        "kubectl -n ingest get deploy ingest -o jsonpath='{.spec.template.spec.containers[0].resources}'",
+        '{"limits":{"memory":"2Gi"},"requests":{"cpu":"1","memory":"2Gi"}}',
+    )
+    c.bash(
+        "git log --oneline v1.14.0..v1.15.0",
+        "5c3e1a0 Release 1.15.0\n"
+        "e81c2d7 ingest: raise parquet batch to 100k rows\n"
+        "b5a90f3 reader: read whole row groups into memory\n"
+        "2d7f4b9 deps: bump parquet-hadoop to 1.14.3\n"
+        "f09a8c1 docs: document the backfill flag",
+    )
+    c.say(
+        "Two of these matter: e81c2d7 raised the batch from 10k to 100k rows, and b5a90f3 makes the reader hold a "
+        "whole row group in memory instead of streaming pages. Together a batch of wide rows no longer fits a 2Gi "
+        "container, and the JVM isn't capped below the limit either."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tomas/ingest/docker/entrypoint.sh"},
+        '     1\t#!/bin/sh\n     2\tset -eu\n     3\texec java -jar /app/ingest.jar "$@"\n',
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tomas/ingest/src/main/scala/com/acme/ingest/IngestConfig.scala"},
+        "     1\tpackage com.acme.ingest\n     2\t\n     3\tfinal case class IngestConfig(\n"
+        "     4\t    batchRows: Int = 100000,\n     5\t    rowGroupBufferMiB: Int = 512,\n"
+        "     6\t    readers: Int = 4\n     7\t)\n",
+    )
+    c.say(
+        "So the settings I'll go with: batch 20,000 rows, a row-group buffer of 64 MiB, and 2 parallel readers. "
+        "With the heap capped at 1536m that leaves room for metaspace and direct buffers under 2Gi."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ingest/src/main/scala/com/acme/ingest/IngestConfig.scala",
+            "old_string": "    batchRows: Int = 100000,\n    rowGroupBufferMiB: Int = 512,\n    readers: Int = 4\n",
+            "new_string": "    batchRows: Int = 20000,\n    rowGroupBufferMiB: Int = 64,\n    readers: Int = 2\n",
+        },
+        "The file /home/tomas/ingest/src/main/scala/com/acme/ingest/IngestConfig.scala has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ingest/docker/entrypoint.sh",
+            "old_string": 'exec java -jar /app/ingest.jar "$@"\n',
+            "new_string": 'exec java -Xmx"${HEAP_MAX:-1536m}" -XX:MaxDirectMemorySize=256m -jar /app/ingest.jar "$@"\n',
+        },
+        "The file /home/tomas/ingest/docker/entrypoint.sh has been updated successfully.",
+    )
+    c.bash(
+        "sbt -batch test 2>&1 | tail -5",
+        "[error] /home/tomas/ingest/src/test/scala/com/acme/ingest/IngestConfigSpec.scala:14:38: type mismatch;\n"
+        "[error]  found   : Int(512)\n[error]  required: IngestConfig\n[error] one error found\n"
+        "[error] (Test / compileIncremental) Compilation failed",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ingest/src/test/scala/com/acme/ingest/IngestConfigSpec.scala",
+            "old_string": "    IngestConfig().rowGroupBufferMiB shouldBe IngestConfig(512)\n",
+            "new_string": "    IngestConfig().rowGroupBufferMiB shouldBe 64\n",
+        },
+        "The file /home/tomas/ingest/src/test/scala/com/acme/ingest/IngestConfigSpec.scala has been updated successfully.",
+    )
+    c.bash(
+        "sbt -batch test 2>&1 | tail -3",
+        "[info] Tests: succeeded 212, failed 0, canceled 0, ignored 2, pending 0\n[info] All tests passed.\n"
+        "[success] Total time: 97 s (01:37), completed Dec 5, 2026, 3:14:07 PM",
+    )
+    c.bash(
+        '/usr/bin/time -v sbt -batch "run --input gs://acme-raw-events/2026/12/04/ --dry-run" 2>&1 | '
+        "grep -E 'Maximum resident|Elapsed'",
+        "\tElapsed (wall clock) time (h:mm:ss or m:ss): 6:41.22\n\tMaximum resident set size (kbytes): 1389212",
+    )
+    c.say(
+        "Peak RSS on Friday's input is about 1.33 GiB now, comfortably under the 2Gi limit; before the change the "
+        "same dry run was killed."
+    )
+    c.user("Good. Build and push the image, and how long does a full day take now?")
+    c.bash(
+        "gcloud builds submit --tag europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 --project acme-data "
+        ". 2>&1 | tail -2",
+        "ID                                    CREATE_TIME                DURATION  SOURCE  IMAGES  STATUS\n"
+        "4f1c2a9e-77b0-4d1e-9a61-0c5e3b2d8f14  2026-12-05T15:20:11+00:00  3M12S     "
+        "gs://acme-data_cloudbuild/source/1733412011.93-5b1e.tgz  "
+        "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1  SUCCESS",
+    )
+    c.bash(
+        "kubectl -n ingest set image deploy/ingest ingest=europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1 "
+        "&& kubectl -n ingest rollout status deploy/ingest",
+        'deployment.apps/ingest image updated\nWaiting for deployment "ingest" rollout to finish: 1 old replicas are '
+        'pending termination...\ndeployment "ingest" successfully rolled out',
+    )
+    c.bash(
+        "kubectl -n ingest logs deploy/ingest --since=2h | grep 'Ingested'",
+        "2026-12-05T17:02:48Z INFO  IngestJob - Ingested 48211904 rows from gs://acme-raw-events/2026/12/04/ "
+        "in 41.87 min",
+    )
+    c.say("A full day (48.2M rows for 2026-12-04) took 41.87 minutes with the new settings, and no restarts.")
+    c.bash(
+        "git add -A && git commit -m 'ingest: smaller batches and buffers, cap JVM heap (OOMKilled since 1.15.0)'",
+        "[fix/ingest-oom 9ab4e3f] ingest: smaller batches and buffers, cap JVM heap (OOMKilled since 1.15.0)\n"
+        " 3 files changed, 5 insertions(+), 5 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked why the GKE ingest job is OOMKilled since the 1.15.0 release. I found the two commits in 1.15.0 that raised the batch size and made the reader hold whole row groups, lowered the batch, buffer and readers, capped the JVM heap, verified memory, built and rolled out 1.15.1.
+
+Summary:
+1. Primary Request and Intent:
+   Find and fix why the ingest job on GKE is OOMKilled since Friday's 1.15.0 release, without raising the 2Gi memory limit (the node pool is at quota). Later: build and push the image, and report how long a full day's ingest takes.
+
+2. Key Technical Concepts:
+   - Kubernetes OOMKilled (exit 137), memory limits
+   - JVM heap (-Xmx) vs container limit, direct memory
+   - Parquet row groups and batch sizes
+   - Cloud Build, Artifact Registry
+
+3. Files and Code Sections:
+   - src/main/scala/com/acme/ingest/IngestConfig.scala: batchRows 100000 -> 20000 (and smaller buffer, fewer readers).
+   - docker/entrypoint.sh: java now runs with a capped heap (-Xmx) and -XX:MaxDirectMemorySize=256m.
+   - src/test/scala/com/acme/ingest/IngestConfigSpec.scala: fixed an assertion that no longer compiled.
+
+4. Errors and fixes:
+   - Pod ingest-7d9f6c5b8-m2xkq: OOMKilled, exit code 137, limit 2Gi.
+   - sbt test failed to compile (type mismatch in IngestConfigSpec): fixed the assertion; all tests pass.
+
+5. Problem Solving:
+   Release 1.15.0 raised the parquet batch to 100k rows and made the reader keep whole row groups in memory, which no longer fits 2Gi, and the JVM was not capped. With smaller batches and buffers and a capped heap, peak memory on Friday's input is well under the limit.
+
+6. All user messages:
+   - "The ingest job on GKE keeps getting OOMKilled since Friday's 1.15.0 release. Find out why and fix it. Don't raise the memory limit, the node pool is at its quota."
+   - "Good. Build and push the image, and how long does a full day take now?"
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Built and pushed the 1.15.1 image with Cloud Build, rolled it out to the ingest deployment; a full day (about 48M rows) took about 42 minutes with no restarts. Committed on fix/ingest-oom.
+
+9. Optional Next Step:
+   Watch tonight's run for restarts.
+"""
+    labels = [
+        Label("request", "keeps getting OOMKilled since Friday's 1.15.0 release", dropped=False),
+        Label("constraint", "Don't raise the memory limit", dropped=False),
+        Label("request", "how long does a full day take now", dropped=False),
+        Label("identifier", "ingest-prod", dropped=True),  # the cluster, named only in a command
+        Label("identifier", "e81c2d7", dropped=True),  # commits the model singles out of the listing
+        Label("identifier", "b5a90f3", dropped=True),
+        Label("url", "gs://acme-raw-events", dropped=True),  # the bucket the job reads
+        Label("identifier", "europe-west1-docker.pkg.dev/acme-data/ingest/ingest:1.15.1", dropped=True),
+        Label("identifier", "9ab4e3f", dropped=True),  # the commit
+        Label("edit", "HEAP_MAX:-1536m", dropped=True),  # "a capped heap"
+        Label("edit", "batchRows: Int = 20000", dropped=False),
+        Label("edit", "MaxDirectMemorySize=256m", dropped=False),
+        Label(
+            "decision", "a row-group buffer of 64 MiB, and 2 parallel readers", dropped=True
+        ),  # "smaller buffer, fewer readers"
+        Label("measurement", "1389212", dropped=True),  # peak RSS; "well under the limit"
+        Label("measurement", "41.87 min", dropped=False),  # "about 42 minutes"
+        Label("measurement", "48211904", dropped=False),  # "about 48M rows"
+        Label("failed command", "sbt -batch test", dropped=False),
+        Label("error", "OOMKilled", dropped=False),
+        Label("file edited", "docker/entrypoint.sh", dropped=False),
+        # noise
+        Label("number", "Total time: 97 s", dropped=False),
+        Label("number", "Tests: succeeded 212", dropped=False),
+        Label("number", "3M12S", dropped=False),
+        Label("number", "6:41.22", dropped=False),
+        Label("name", "4f1c2a9e-77b0-4d1e-9a61-0c5e3b2d8f14", dropped=False),
+        Label("name", "2d7f4b9", dropped=False),
+        Label("name", "5c3e1a0", dropped=False),
+        Label("name", "f09a8c1", dropped=False),
+        Label("path", "gs://acme-data_cloudbuild/source/1733412011.93-5b1e.tgz", dropped=False),
+        Label("number", "3 files changed", dropped=False),
+        Label("command", "kubectl -n ingest rollout status deploy/ingest", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def plus_email_release() -> DevSession:
+    """Dart and Flutter (flutter test, Gradle signing, gh release): a login crash on emails with a
+    '+', a regex an edit put in, a test's hostile input, a tool's version line the model reasons
+    from, a tally said again after adding tests, an artefact a build wrote, a docs line added, a
+    release URL printed. Written and labelled before the rule ran on it (round 14)."""
+    c = Conversation("/Users/noor/wallet-app", "fresh-plus-email-release")
+    c.user(
+        "Users with a + in their email (like anna+work@gmail.com) get a crash on the login screen. Fix it, add "
+        "tests, and cut release 3.8.0 to GitHub. Keep minSdk at 23."
+    )
+    c.bash(
+        "flutter --version",
+        "Flutter 3.24.5 • channel stable • https://github.com/flutter/flutter.git\n"
+        "Framework • revision dec2ee5c1f (3 weeks ago) • 2024-11-13 11:13:06 -0800\n"
+        "Engine • revision a18df97ca5\nTools • Dart 3.5.4 • DevTools 2.37.3",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/Users/noor/wallet-app/lib/auth/email_validator.dart"},
+        "     1\tfinal _email = RegExp(r'^[\\w.-]+@[\\w-]+\\.[\\w.]+$');\n     2\t\n"
+        "     3\tString normalizeEmail(String input) {\n"
+        "     4\t  final match = _email.firstMatch(input.trim())!;\n"
+        "     5\t  return match.group(0)!.toLowerCase();\n     6\t}\n",
+    )
+    c.say(
+        "The pattern has no `+` in the local part, so `firstMatch` returns null and the `!` throws: that's the "
+        "crash. The same validator backs the sign-up form, so the rule has to be that anything the backend accepts "
+        "the client accepts too; the backend allows `+` and dots in the local part and several labels in the domain."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/lib/auth/email_validator.dart",
+            "old_string": "final _email = RegExp(r'^[\\w.-]+@[\\w-]+\\.[\\w.]+$');\n",
+            "new_string": "final _email = RegExp(r'^[\\w.+-]+@[\\w-]+(\\.[\\w-]+)+$');\n",
+        },
+        "The file /Users/noor/wallet-app/lib/auth/email_validator.dart has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/lib/auth/email_validator.dart",
+            "old_string": "  final match = _email.firstMatch(input.trim())!;\n  return match.group(0)!.toLowerCase();\n",
+            "new_string": "  final match = _email.firstMatch(input.trim());\n"
+            "  if (match == null) throw const FormatException('not an email address');\n"
+            "  return match.group(0)!.toLowerCase();\n",
+        },
+        "The file /Users/noor/wallet-app/lib/auth/email_validator.dart has been updated successfully.",
+    )
+    c.bash(
+        "flutter test test/auth 2>&1 | tail -1",
+        "00:02 +5: All tests passed!",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/test/auth/email_validator_test.dart",
+            "old_string": "}\n",
+            "new_string": "  test('accepts plus addressing', () {\n"
+            "    expect(normalizeEmail(' Anna+Work@Gmail.com '), 'anna+work@gmail.com');\n  });\n\n"
+            "  test('rejects a double at sign with a FormatException', () {\n"
+            "    expect(() => normalizeEmail('anna+work@@gmail.com'), throwsFormatException);\n  });\n}\n",
+        },
+        "The file /Users/noor/wallet-app/test/auth/email_validator_test.dart has been updated successfully.",
+    )
+    c.bash(
+        "flutter test test/auth 2>&1 | tail -1",
+        "00:03 +7: All tests passed!",
+    )
+    c.say("7 passing now: the 5 that were there plus the two new cases.")
+    c.bash(
+        "flutter analyze",
+        "Analyzing wallet-app...\nNo issues found! (ran in 4.2s)",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/pubspec.yaml",
+            "old_string": "version: 3.7.2+41\n",
+            "new_string": "version: 3.8.0+42\n",
+        },
+        "The file /Users/noor/wallet-app/pubspec.yaml has been updated successfully.",
+    )
+    c.bash(
+        "flutter build appbundle --release 2>&1 | tail -6",
+        "FAILURE: Build failed with an exception.\n\n* What went wrong:\n"
+        "Execution failed for task ':app:signReleaseBundle'.\n"
+        "> A failure occurred while executing com.android.build.gradle.internal.tasks.FinalizeBundleTask$BundleToolRunnable\n"
+        "   > java.io.FileNotFoundException: /Users/noor/keys/upload-keystore.jks (No such file or directory)",
+        error=True,
+    )
+    c.bash("ls ~/keystores/", "upload-keystore.jks")
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/android/key.properties",
+            "old_string": "storeFile=/Users/noor/keys/upload-keystore.jks\n",
+            "new_string": "storeFile=/Users/noor/keystores/upload-keystore.jks\n",
+        },
+        "The file /Users/noor/wallet-app/android/key.properties has been updated successfully.",
+    )
+    c.bash(
+        "flutter build appbundle --release 2>&1 | tail -2",
+        "Running Gradle task 'bundleRelease'...                            187.4s\n"
+        "✓ Built build/app/outputs/bundle/release/app-release.aab (41.2MB)",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/Users/noor/wallet-app/docs/RELEASING.md",
+            "old_string": "## Build\n",
+            "new_string": "## Build\n\n- Check that `android/key.properties` points at the upload keystore in ~/keystores "
+            "before `flutter build appbundle`.\n",
+        },
+        "The file /Users/noor/wallet-app/docs/RELEASING.md has been updated successfully.",
+    )
+    c.bash(
+        "git add -A && git commit -m 'Accept plus addressing in emails; 3.8.0+42' && git tag v3.8.0 && git push origin "
+        "main v3.8.0 2>&1 | tail -2",
+        "[main 4e7b2d1] Accept plus addressing in emails; 3.8.0+42\n 5 files changed, 19 insertions(+), 3 deletions(-)\n"
+        "To github.com:acme/wallet-app.git\n * [new tag]         v3.8.0 -> v3.8.0",
+    )
+    c.bash(
+        "gh release create v3.8.0 build/app/outputs/bundle/release/app-release.aab --title 'Wallet 3.8.0' "
+        "--notes 'Fixes the login crash for emails with a +'",
+        "https://github.com/acme/wallet-app/releases/tag/v3.8.0",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported a login crash for emails with a '+'. I fixed the email validator's pattern and its null handling, added tests, bumped the version, fixed the release signing path, built the app bundle and published release 3.8.0 on GitHub.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the login-screen crash for users with a + in their email (e.g. anna+work@gmail.com), add tests, and cut release 3.8.0 to GitHub. Constraint: keep minSdk at 23.
+
+2. Key Technical Concepts:
+   - Dart RegExp, null assertion (!) on firstMatch
+   - flutter test, flutter analyze
+   - Android release signing (key.properties), app bundles
+   - gh release create
+
+3. Files and Code Sections:
+   - lib/auth/email_validator.dart: the pattern now allows + in the local part and multi-label domains; normalizeEmail throws a FormatException instead of crashing on a null match.
+   - test/auth/email_validator_test.dart: new tests for plus addressing and an invalid address.
+   - pubspec.yaml: version 3.7.2+41 -> 3.8.0+42.
+   - android/key.properties: storeFile now points at ~/keystores/upload-keystore.jks.
+   - docs/RELEASING.md: added a note about the keystore path.
+
+4. Errors and fixes:
+   - Crash: firstMatch returned null for a + address and the ! threw.
+   - flutter build appbundle failed in :app:signReleaseBundle (keystore not found at ~/keys): fixed the path in key.properties.
+
+5. Problem Solving:
+   The validator also backs the sign-up form, so it must accept what the backend accepts. Tests and analyze are clean.
+
+6. All user messages:
+   - "Users with a + in their email (like anna+work@gmail.com) get a crash on the login screen. Fix it, add tests, and cut release 3.8.0 to GitHub. Keep minSdk at 23."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed, tagged v3.8.0, pushed, and created the GitHub release with the app bundle attached.
+
+9. Optional Next Step:
+   Upload the bundle to the Play Console if the user wants it.
+"""
+    labels = [
+        Label("request", "get a crash on the login screen", dropped=False),
+        Label("request", "cut release 3.8.0 to GitHub", dropped=False),
+        Label("constraint", "Keep minSdk at 23", dropped=False),
+        Label("identifier", "Flutter 3.24.5", dropped=True),  # the tool's version line; the summary never says it
+        Label("edit", "[\\w.+-]+@[\\w-]+(\\.[\\w-]+)+$", dropped=True),  # the new pattern, described only
+        Label("edit", "anna+work@@gmail.com", dropped=True),  # the test's hostile input; "an invalid address"
+        Label("identifier", "accepts plus addressing", dropped=False),  # "new tests for plus addressing"
+        Label("identifier", "rejects a double at sign with a FormatException", dropped=True),
+        Label("measurement", "+7: All tests passed", dropped=True),  # the tally said again after adding tests
+        Label("edit", "points at the upload keystore in ~/keystores", dropped=True),  # "a note about the keystore path"
+        Label("decision", "anything the backend accepts the client accepts", dropped=False),
+        Label("identifier", "build/app/outputs/bundle/release/app-release.aab", dropped=True),  # the artefact
+        Label("url", "https://github.com/acme/wallet-app/releases/tag/v3.8.0", dropped=True),
+        Label("identifier", "4e7b2d1", dropped=True),  # the commit
+        Label("failed command", "flutter build appbundle --release", dropped=False),
+        Label("edit", "version: 3.8.0+42", dropped=False),
+        Label("file edited", "android/key.properties", dropped=False),
+        Label("file edited", "docs/RELEASING.md", dropped=False),
+        # noise
+        Label("number", "+5: All tests passed", dropped=False),
+        Label("number", "ran in 4.2s", dropped=False),
+        Label("number", "187.4s", dropped=False),
+        Label("number", "41.2MB", dropped=False),
+        Label("name", "Dart 3.5.4", dropped=False),
+        Label("name", "DevTools 2.37.3", dropped=False),
+        Label("name", "dec2ee5c1f", dropped=False),
+        Label("name", "a18df97ca5", dropped=False),
+        Label("number", "5 files changed", dropped=False),
+        Label("command", "ls ~/keystores/", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -8075,4 +8711,7 @@ SESSIONS = (
     kafka_lag,
     csv_culture,
     eu_timestamps,
+    digest_twice,
+    ingest_oom,
+    plus_email_release,
 )
