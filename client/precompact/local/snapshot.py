@@ -877,45 +877,98 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
     )
 
 
+class QueueState(Record, frozen=True):
+    """The queue as its writers will act on it: how many savepoints and compaction summaries of
+    this machine's a writer will write (`writable`, `summaries`), and the entries none will: a
+    savepoint whose transcript no longer holds what its hook saw, with the summaries bound to it
+    (`never`: each name and why), and another precompact version's (`others`: each name). Entries
+    this machine did not make are none of these: the next writer removes them unread."""
+
+    savepoints: int = 0
+    summaries: int = 0
+    never: tuple[tuple[str, str], ...] = ()
+    others: tuple[str, ...] = ()
+
+    @property
+    def work(self) -> bool:
+        """Whether a writer has something to do (the worker's "is anything queued")."""
+        return bool(self.savepoints or self.summaries)
+
+
+def queue_state(logs: Path) -> QueueState:
+    """`QueueState` of the queue as it reads now (OSError when its folder cannot be read: a link,
+    say)."""
+    entries = queue_entries(logs)
+    never = [
+        (entry.name, why)
+        for entry in entries
+        if entry.session is not None
+        for why in [_transcript_changed(entry)]
+        if why
+    ]
+    given_up = {name for name, _why in never}
+    for entry in entries:
+        if entry.summary is not None and entry.summary.savepoint_entry in given_up:
+            never.append((entry.name, f"its savepoint's entry {entry.summary.savepoint_entry} is never written"))
+    never_names = {name for name, _why in never}
+    return QueueState(
+        savepoints=sum(entry.session is not None and entry.name not in never_names for entry in entries),
+        summaries=sum(entry.summary is not None and entry.name not in never_names for entry in entries),
+        never=tuple(never),
+        others=tuple(entry.name for entry in entries if entry.other_version is not None),
+    )
+
+
 def queued_savepoints(logs: Path) -> int:
-    """How many savepoints this machine's hooks left queued (the index lock busy) that are not
-    written yet (entries it did not make are not counted; a queue that cannot be read counts
-    none: `queued_notice` says why)."""
+    """How many savepoints this machine's hooks left queued that a writer will write (entries it
+    did not make, and one whose transcript no longer holds what its hook saw, are not counted; a
+    queue that cannot be read counts none: `queued_notice` says why)."""
     try:
-        entries = queue_entries(logs)
+        return queue_state(logs).savepoints
     except OSError:
         return 0
-    return sum(entry.session is not None for entry in entries)
+
+
+def queued_work(logs: Path) -> bool:
+    """Whether the queue holds an entry a writer will write (the worker goes round again for one
+    queued while it ran); never for entries no writer will write, which would keep it busy for
+    good. A queue that cannot be read holds none (`queued_notice` says why)."""
+    try:
+        return queue_state(logs).work
+    except OSError:
+        return False
+
+
+def drop_hint(name: str) -> str:
+    """The fix that gives queue entry `name` up, as every line naming one says it."""
+    return f"`precompact flush --drop-queued {name}` gives it up"
 
 
 def queued_notice(logs: Path) -> str | None:
     """What every command says while savepoints or compaction summaries this machine queued are
-    not written yet, and while entries of another precompact version wait for that version's
-    writer (None: none are). Entries it did not make are not counted: they hold nothing of its,
-    and the next writer removes them unread."""
+    not written yet, naming each entry no writer will write with the fix that gives it up, and
+    while entries of another precompact version wait for that version's writer (None: none are).
+    Entries it did not make are not counted: they hold nothing of its, and the next writer removes
+    them unread."""
     try:
-        entries = queue_entries(logs)
+        state = queue_state(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
         return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {quoting.os_error(e)}"
-    # A savepoint whose transcript no longer holds what its hook saw is none `flush` can write.
-    changed = sum(entry.session is not None and _transcript_changed(entry) is not None for entry in entries)
-    savepoints = sum(entry.session is not None for entry in entries) - changed
-    summaries = sum(entry.summary is not None for entry in entries)
-    others = sum(entry.other_version is not None for entry in entries)
-    said = [f"{savepoints} savepoint(s)"] if savepoints else []
-    said += [f"{summaries} compaction summary(ies)"] if summaries else []
+    said = [f"{state.savepoints} savepoint(s)"] if state.savepoints else []
+    said += [f"{state.summaries} compaction summary(ies)"] if state.summaries else []
     queued_here = (
         f"{' and '.join(said)} queued by a hook for the background worker and not written yet "
         f"(logs/{QUEUE_DIR}/): run `precompact flush`"
     )
     notices = [queued_here] if said else []
-    if changed:
+    notices += [
+        f"queue entry logs/{QUEUE_DIR}/{name} is never written ({why}): {drop_hint(name)}" for name, why in state.never
+    ]
+    if state.others:
         notices.append(
-            f"{changed} savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, "
-            f"never written (logs/{QUEUE_DIR}/): `precompact flush` names each; remove its entry to give it up"
+            f"{len(state.others)} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}, "
+            f"or `precompact flush --drop-queued NAME` gives one up ({', '.join(state.others)})"
         )
-    if others:
-        notices.append(f"{others} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}")
     return "; ".join(notices) or None
 
 
@@ -1089,7 +1142,7 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             return Taken()
         changed = _transcript_changed(entry)
         if changed is not None:
-            return Taken(left=f"{changed}; no savepoint is made of it (remove the entry to give it up)")
+            return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
         with _read_again(session) as again:
             holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), again, end)
@@ -1100,6 +1153,69 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             written = _create_locked(hooks, again, None, recovery, until=end, queued=name, queued_at=entry.queued_at)
     _register(hooks)
     return Taken(written=written)
+
+
+class CannotDrop(PrecompactError):
+    """A queue entry `drop_queued` may not give up (none of that name, or one a writer will still
+    write); the message names the fix."""
+
+
+def drop_queued(settings: Settings, given: str, lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS) -> list[str]:
+    """Gives up the queue entry `given` (its name, or a path ending in it: `precompact flush
+    --drop-queued`), under the index lock, and the compaction summaries bound to it (each would be
+    recorded on another savepoint of its session); the names removed. Only an entry no writer will
+    write: a savepoint whose transcript no longer holds what its hook saw, another precompact
+    version's, one that is no file precompact writes or none of this machine's, or a summary whose
+    savepoint is missing or never written. One a writer can still write is never given up
+    (CannotDrop: `precompact flush` writes it): dropping it would lose a savepoint."""
+    name = given.rstrip("/").rsplit("/", 1)[-1]
+    shown = f"logs/{QUEUE_DIR}/{quoting.inline(name)}"
+    if not QUEUE_ENTRY.fullmatch(name):
+        raise CannotDrop(
+            f"{quoting.inline(given)} names no queue entry; `precompact status` names those no writer writes"
+        )
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        try:
+            stored = _read_entry(settings.logs, name)
+        except OSError:  # no file precompact writes (a link, a directory, oversized): removed unread
+            stored = b""
+        if stored is None:
+            raise CannotDrop(
+                f"no queue entry {shown} (written or given up already); `precompact status` names those left"
+            )
+        entry = _parsed(name, stored) if stored else QueueEntry(name, refused="no file precompact writes")
+        if _writable(settings, entry):
+            raise CannotDrop(
+                f"queue entry {shown} can still be written: run `precompact flush`; "
+                "only an entry no writer will write (`precompact status` names each) is given up"
+            )
+        bound = [
+            other.name
+            for other in queue_entries(settings.logs)
+            if other.summary is not None and entry.session is not None and other.summary.savepoint_entry == name
+        ]
+        for each in (name, *bound):
+            logs_dir.remove(settings.logs, f"{QUEUE_DIR}/{each}")
+    return [name, *bound]
+
+
+def _writable(settings: Settings, entry: QueueEntry) -> bool:
+    """Whether a writer will write queue entry `entry` (read under the index lock)."""
+    if entry.other_version is not None or (entry.session is None and entry.summary is None):
+        return False
+    if entry.session is not None:
+        return _transcript_changed(entry) is None
+    assert entry.summary is not None
+    waits_for = entry.summary.savepoint_entry
+    if waits_for is not None and entry.summary.sequence is None and waits_for in queued(settings.logs):
+        try:
+            stored = _read_entry(settings.logs, waits_for)
+        except OSError:  # removed unread by the next writer, which then records the summary on
+            return True
+        return stored is None or _writable(settings, _parsed(waits_for, stored))
+    hooks = _hooks_settings(settings, entry)
+    bound = _summary_savepoint(hooks, savepoint_log.read(settings.logs), entry.summary)
+    return not (isinstance(bound, Summarised) and bound.failed)
 
 
 @contextlib.contextmanager
@@ -1218,7 +1334,7 @@ def _summary_savepoint(
         1,
         1,
         f"not recorded: its savepoint is not in {quoting.inline(hooks.instance)}'s index; "
-        "remove the entry to give the summary up",
+        "`precompact flush --drop-queued` with its name gives it up",
     )
     if summary.sequence is not None:
         named = [s for s in mine if s.sequence == summary.sequence]
