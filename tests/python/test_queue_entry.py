@@ -182,6 +182,34 @@ def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own
     assert saved.compact_summary == "OLD-FORMAT" and saved.queued_at is None
 
 
+def test_entries_of_the_format_before_versions_go_into_the_configured_instance_whatever_the_writer_s(tmp_path):
+    """A version 1 entry names no instance; its hook loaded the one the project's approved file
+    names (hooks drop PRECOMPACT_INSTANCE and take no --instance): `flush --instance OTHER`, or
+    one run with PRECOMPACT_INSTANCE set, writes it there, says so, and records its summary there,
+    never into OTHER's chain."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD-FORMAT", "claude"))
+    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
+    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
+    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+
+    flushed = precompact(project.path, "flush", "--instance", "Old #0", env={"PRECOMPACT_INSTANCE": "Other #2"})
+
+    assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
+    assert queue_entries(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.instance, saved.sequence, saved.compact_summary) == ("Trial #1", 1, "OLD-FORMAT")
+    assert (
+        f'queued savepoint logs/{snapshot.QUEUE_DIR}/{name} written as savepoint 1 of "Trial #1", the instance '
+        "the project's configuration names, which its hook (an older precompact's, naming none) saved to"
+    ) in flushed.stderr, flushed.stderr
+    assert configuration.load(project.path, {"PRECOMPACT_INSTANCE": "Other #2"}).configured_instance == "Trial #1"
+    assert configuration.load(project.path, {}).configured_instance is None
+
+
 # F3: a summary bound to its compaction.
 
 

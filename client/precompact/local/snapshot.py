@@ -412,6 +412,9 @@ class Settings(Record, frozen=True):
     # Whether the git layer is on: the refusal to save after a savepoint no root vouches for
     # names `precompact restore` only then.
     git_layer: bool = False
+    # The instance the project's approved file names, which its hooks load (Config.configured_instance):
+    # where a queue entry of an older precompact, which names none, is written.
+    hooks_instance: str | None = None
 
     @classmethod
     def of(cls, config: Config, vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here) -> Settings:
@@ -428,6 +431,7 @@ class Settings(Record, frozen=True):
             redaction=config.redaction,
             extra_patterns=dict(config.redaction_patterns),
             git_layer=config.git_layer,
+            hooks_instance=config.configured_instance or config.instance,
         )
 
 
@@ -1060,8 +1064,13 @@ def _write_queue(
                     )
                 if taken.written is not None and taken.written.event["instance"] != settings.instance:
                     instance = quoting.inline(taken.written.event["instance"])
+                    whose = (
+                        "the instance its hook saved to"
+                        if entry.instance is not None
+                        else "the instance the project's configuration names, which its hook (an older precompact's, naming none) saved to"
+                    )
                     done.notes.append(
-                        f"queued savepoint {shown} written as savepoint {taken.written.sequence} of {instance}, the instance its hook saved to: `precompact flush --instance {instance}` takes it to Layers 2 and 3"
+                        f"queued savepoint {shown} written as savepoint {taken.written.sequence} of {instance}, {whose}: `precompact flush --instance {instance}` takes it to Layers 2 and 3"
                     )
                 if taken.left is not None:
                     done.left += 1
@@ -1111,9 +1120,12 @@ class Taken(Record, frozen=True):
 
 
 def _hooks_settings(settings: Settings, entry: QueueEntry) -> Settings:
-    """The settings its hook saved with: the writer's, in the instance the hook was loaded as (a
-    version 1 entry names none: the writer's)."""
-    return settings if entry.instance in (None, settings.instance) else settings.replace(instance=entry.instance)
+    """The settings its hook saved with: the writer's, in the instance the hook was loaded as. A
+    version 1 entry names none; its hook loaded the instance the project's approved file names
+    (hooks take no --instance and drop PRECOMPACT_INSTANCE), so that one, whatever instance the
+    writer was loaded as (`precompact flush --instance`): never another instance's chain."""
+    instance = entry.instance if entry.instance is not None else settings.hooks_instance or settings.instance
+    return settings if instance == settings.instance else settings.replace(instance=instance)
 
 
 def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) -> Taken:
@@ -1291,7 +1303,7 @@ def record_summary(
             return bound
         savepoint, earlier = bound
         unbound = summary.sequence is None and summary.savepoint_entry is None
-        summary = summary.replace(sequence=savepoint.sequence)
+        summary = summary.replace(sequence=savepoint.sequence, instance=hooks.instance)
         if unbound:
             # A version 1 entry, bound for good (kept in its version): a later savepoint of the
             # session must not take it over when a killed worker's successor records it.
