@@ -606,6 +606,7 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
             transcript.settle(path)
             end = transcript.whole_lines_end(path) if path.exists() else None
         seen = _transcript_seen(session, end)
+    source = _session_file_seen(session, end)
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = {
@@ -614,6 +615,9 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         "end": end,
         "reason": reason,
         "transcript": seen.as_dict() if seen is not None else None,
+        # Its own key: a reader of this format from before it ignores it (and writes such an entry
+        # unchecked, as it wrote them), never reading it as a Claude Code transcript's identity.
+        **({"session_file": source.as_dict()} if source is not None else {}),
     }
     return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
 
@@ -684,6 +688,8 @@ def _transcript_changed(entry: QueueEntry) -> str | None:
     file a reader may open, another file, cut, or other bytes before its end), None when it still
     does, or when the entry recorded nothing to compare (written by version 1, or another agent's
     document)."""
+    if entry.session_file is not None:
+        return _session_file_changed(entry)
     if entry.session is None or entry.transcript is None or entry.end is None:
         return None
     try:
@@ -695,6 +701,70 @@ def _transcript_changed(entry: QueueEntry) -> str | None:
         return f"its transcript {shown} is another file than the one the hook read"
     if now.tail_sha256 != entry.transcript.tail_sha256:
         return f"its transcript {shown} no longer holds the bytes the hook saw before byte {entry.end}"
+    return None
+
+
+class SessionFileSeen(Record, frozen=True):
+    """What the hook saw of another agent's session (Codex's rollout, Gemini's chat file,
+    OpenCode's database: `Session.agent_transcript`), whose conversation document the savepoint
+    reads up to the entry's end: the session file (`device`, `inode`) and the SHA-256 of the
+    document's last TRANSCRIPT_TAIL_BYTES before that end. The document kept in the state
+    directory is precompact's own copy made at the hook, rewritten whole by later reads (a new
+    file each time): its bytes are compared, never its identity, and the session file's identity
+    only where the document is read again from it (one held for a forgotten project: gone with
+    its hook). docs/sessions.md, "a queued savepoint of another agent"."""
+
+    device: int
+    inode: int
+    document_tail_sha256: str
+
+
+def _session_file_seen(session: Session, end: int | None) -> SessionFileSeen | None:
+    """`SessionFileSeen` of another agent's `session` now (None: Claude Code's, or unreadable)."""
+    if end is None or not session.agent_transcript or not session.transcript_path:
+        return None
+    try:
+        found = os.stat(session.agent_transcript)
+        document = _seen_now(str(session.transcript_path), end)
+    except (OSError, _TranscriptChanged):
+        return None
+    return SessionFileSeen(found.st_dev, found.st_ino, document.tail_sha256)
+
+
+def _session_file_changed(entry: QueueEntry, document: str | None = None) -> str | None:
+    """How another agent's queued savepoint `entry` no longer holds what its hook saw, None when
+    it still does (or recorded nothing to compare): its document (`document`, one read again from
+    the session file, else the one the hook kept) gone, cut or holding other bytes before the
+    entry's end; for a document the hook held (gone with it: read again from the session file),
+    first a session file gone or another file than the hook's, and its bytes only once read
+    again (`document`)."""
+    from precompact.transcript import agents
+
+    seen, session = entry.session_file, entry.session
+    if seen is None or session is None or entry.end is None:
+        return None
+    if agents.is_held(str(session.transcript_path)):  # read again from the session file: that is compared first
+        source = quoting.inline(str(session.agent_transcript))
+        try:
+            found = os.stat(str(session.agent_transcript))
+        except FileNotFoundError:
+            return f"its session file {source} is gone"
+        except OSError as e:
+            return f"its session file {source} cannot be read ({quoting.os_error(e)})"
+        if (found.st_dev, found.st_ino) != (seen.device, seen.inode):
+            return f"its session file {source} is another file than the one the hook read"
+        if document is None:
+            return None
+    path = document or str(session.transcript_path)
+    try:
+        now = _seen_now(path, entry.end)
+    except _TranscriptChanged as e:
+        return str(e).replace("its transcript", "its conversation document", 1)
+    if now.tail_sha256 != seen.document_tail_sha256:
+        return (
+            f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
+            f"no longer holds the bytes the hook saw before byte {entry.end}"
+        )
     return None
 
 
@@ -790,6 +860,7 @@ class QueueEntry(Record, frozen=True):
     end: int | None = None
     reason: str | None = None
     transcript: TranscriptSeen | None = None
+    session_file: SessionFileSeen | None = None
     summary: QueuedSummary | None = None
     refused: str | None = None
     other_version: str | None = None
@@ -1157,6 +1228,10 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
         with _read_again(session) as again:
+            if again is not session:  # a held document, read again now: it is what is compared
+                changed = _session_file_changed(entry, str(again.transcript_path))
+                if changed is not None:
+                    return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
             holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), again, end)
             if holder is not None:
                 _unqueue(settings.logs, name)
@@ -1409,7 +1484,20 @@ def _queued_session(found: dict) -> dict | None:
         if not all(type(seen.get(key)) is int for key in ("device", "inode")):
             return None
         transcript = TranscriptSeen(seen["device"], seen["inode"], seen["tail_sha256"])
-    return {"session": Session(**known), "end": end, "reason": reason, "transcript": transcript}
+    source, source_seen = found.get("session_file"), None
+    if source is not None:
+        if not isinstance(source, dict) or not isinstance(source.get("document_tail_sha256"), str):
+            return None
+        if not all(type(source.get(key)) is int for key in ("device", "inode")):
+            return None
+        source_seen = SessionFileSeen(source["device"], source["inode"], source["document_tail_sha256"])
+    return {
+        "session": Session(**known),
+        "end": end,
+        "reason": reason,
+        "transcript": transcript,
+        "session_file": source_seen,
+    }
 
 
 def _integer_or_none(value: object) -> bool:
