@@ -440,3 +440,14 @@ def test_a_queued_savepoint_is_said_saved_when_its_hook_ran_in_resurrect_at_stat
 
     said = brief.queued(a, now=datetime.fromtimestamp(a.queued_at + 60, UTC))
     assert "saved 1 minute ago" in said, said
+
+    from starlette.testclient import TestClient
+
+    from precompact.viewer import app, pages
+
+    loaded = configuration.load(project.path)
+    client = TestClient(app.create(loaded, "token", 8000, pages.Verdicts(loaded)), base_url="http://127.0.0.1:8000")
+    timeline = client.get("/token/").text
+    assert f"{hook_time} <span" in timeline and f"(written {a.timestamp})" in timeline, timeline
+    page = client.get("/token/savepoint", params={"instance": "Trial #1", "sequence": 2}).text
+    assert f"{hook_time} (saved at its hook; written {a.timestamp} from its queue entry)" in page, page
