@@ -125,3 +125,21 @@ def test_flush_drop_queued_refuses_an_entry_a_writer_will_write_and_a_name_of_no
         refused = precompact(project.path, "flush", "--drop-queued", wrong)
         assert refused.returncode == 1 and said in refused.stderr, (wrong, refused.stderr)
     assert queue_entries(project) == [name]
+
+
+def test_an_entry_no_writer_will_write_covers_nothing_a_recovery_would_save(tmp_path):
+    """A compaction's savepoint queued, its transcript then rewritten before the end the hook saw:
+    the entry is never written, so SessionStart(`compact`) must not count what it would have read
+    as saved (capture's recovery saves it instead)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    session = snapshot.Session(SESSION, str(transcript), str(project.path), "auto")
+    snapshot.queue(settings_of(project), session)
+    end = transcript.stat().st_size
+    assert snapshot.queued_reach(project.logs, SESSION) == end
+
+    data = bytearray(transcript.read_bytes())
+    data[-200:-100] = b"x" * 100
+    transcript.write_bytes(bytes(data))
+
+    assert snapshot.queued_reach(project.logs, SESSION) == 0

@@ -936,8 +936,9 @@ def _read_entry(logs: Path, name: str) -> bytes | None:
 def queued_reach(logs: Path, session_id: str | None) -> int:
     """How far into its transcript the furthest savepoint queued for `session_id` will read (0
     for none, or one whose end is unknown): local/capture.py counts it as covered, as the
-    worker will write it. Only an entry this machine made counts; a queue that cannot be read
-    counts none (its writer says why, not a hook)."""
+    worker will write it. Only an entry this machine made and a writer will write counts (not
+    one whose transcript no longer holds what its hook saw); a queue that cannot be read counts
+    none (its writer says why, not a hook)."""
     try:
         entries = queue_entries(logs) if session_id else []
     except OSError:  # ConfinementError: its folder is a link, say
@@ -946,7 +947,11 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
         (
             entry.end
             for entry in entries
-            if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+            if entry.session is not None
+            and entry.session.session_id == session_id
+            and entry.end is not None
+            # One no writer will write covers nothing: the session's savepoint is recovered instead.
+            and _transcript_changed(entry) is None
         ),
         default=0,
     )
