@@ -143,3 +143,21 @@ def test_an_entry_no_writer_will_write_covers_nothing_a_recovery_would_save(tmp_
     transcript.write_bytes(bytes(data))
 
     assert snapshot.queued_reach(project.logs, SESSION) == 0
+
+
+def test_an_entry_of_another_version_is_named_and_given_up_knowingly(tmp_path):
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    name = snapshot.queue(settings_of(project), snapshot.Session(SESSION, str(transcript), str(project.path), "auto"))
+    path = project.logs / snapshot.QUEUE_DIR / name
+    data = json.loads(provenance.made_here(snapshot.QUEUE_PURPOSE, path.read_bytes()) or b"")
+    path.write_bytes(provenance.stamped(snapshot.QUEUE_PURPOSE, json.dumps({**data, "version": 99}).encode()))
+
+    status = precompact(project.path, "status").stdout
+    assert f"or `precompact flush --drop-queued NAME` gives one up ({name})" in status, status
+    assert precompact(project.path, "flush").returncode == 1
+
+    dropped = precompact(project.path, "flush", "--drop-queued", name)
+
+    assert dropped.returncode == 0, (dropped.stdout, dropped.stderr)
+    assert queue_entries(project) == [] and savepoint_log.savepoints(project.logs) == []

@@ -959,7 +959,7 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
 
 class QueueState(Record, frozen=True):
     """The queue as its writers will act on it: how many savepoints and compaction summaries of
-    this machine's a writer will write (`writable`, `summaries`), and the entries none will: a
+    this machine's a writer will write (`savepoints`, `summaries`), and the entries none will: a
     savepoint whose transcript no longer holds what its hook saw, with the summaries bound to it
     (`never`: each name and why), and another precompact version's (`others`: each name). Entries
     this machine did not make are none of these: the next writer removes them unread."""
@@ -1287,7 +1287,12 @@ def drop_queued(settings: Settings, given: str, lock_timeout: float = INDEX_LOCK
             if other.summary is not None and entry.session is not None and other.summary.savepoint_entry == name
         ]
         for each in (name, *bound):
-            logs_dir.remove(settings.logs, f"{QUEUE_DIR}/{each}")
+            try:
+                logs_dir.remove(settings.logs, f"{QUEUE_DIR}/{each}")
+            except OSError as e:  # a directory of that name, say
+                raise CannotDrop(
+                    f"queue entry logs/{QUEUE_DIR}/{quoting.inline(each)} could not be removed ({quoting.os_error(e)}); remove it"
+                ) from None
     return [name, *bound]
 
 
@@ -1302,8 +1307,8 @@ def _writable(settings: Settings, entry: QueueEntry) -> bool:
     if waits_for is not None and entry.summary.sequence is None and waits_for in queued(settings.logs):
         try:
             stored = _read_entry(settings.logs, waits_for)
-        except OSError:  # removed unread by the next writer, which then records the summary on
-            return True
+        except OSError:  # no file precompact writes: the next writer removes it unread and
+            return True  # records the summary with the savepoint of its session that holds it
         return stored is None or _writable(settings, _parsed(waits_for, stored))
     hooks = _hooks_settings(settings, entry)
     bound = _summary_savepoint(hooks, savepoint_log.read(settings.logs), entry.summary)
