@@ -113,10 +113,19 @@ def queued_notice(config: Config) -> str | None:
 
 
 def savepoints_queued(config: Config) -> bool:
-    """Whether a hook left a savepoint queued that is not written yet (ops.compaction)."""
-    from precompact.ops import compaction
+    """Whether a hook left a savepoint or summary queued that a writer will write (local.snapshot:
+    never one no writer will write, which would keep the worker going round for good)."""
+    from precompact.local import snapshot
 
-    return compaction.savepoints_queued(config)
+    return snapshot.queued_work(config.logs)
+
+
+def drop_queued(config: Config, entry: str) -> list[str]:
+    """Gives up a queue entry no writer will write, and the summaries bound to it (local.snapshot,
+    `precompact flush --drop-queued`); the names removed. CannotDrop for one a writer still writes."""
+    from precompact.local import snapshot
+
+    return snapshot.drop_queued(snapshot.Settings.of(config), entry)
 
 
 def status(config: Config) -> tuple[list[savepoint_log.Savepoint], list[int]]:

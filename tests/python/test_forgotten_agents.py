@@ -220,3 +220,60 @@ def test_a_held_document_is_read_by_path_and_gone_after_where_or_not_the_system_
     assert not by_path or str(path).startswith(agents.HELD_PREFIX)
     assert by_path or not path.exists()
     assert not agents.is_held(str(rollout)) and not agents.is_held(None)
+
+
+def _replaced(session_file: Path) -> None:
+    """Another file of the same bytes put in the session file's place (a new inode)."""
+    copy = session_file.with_name(session_file.name + ".new")
+    copy.write_bytes(session_file.read_bytes())
+    os.replace(copy, session_file)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("forgotten", [False, True], ids=["document kept", "document held"])
+def test_a_queued_savepoint_of_another_agent_whose_session_changed_before_its_writer_is_never_written(
+    tmp_path, agent, forgotten
+):
+    """fix13b: Codex's, Gemini's and OpenCode's queue entries say what the hook saw as Claude
+    Code's do: the document's last bytes before its end and the session file. Queued (the index
+    busy) and then, before the worker writes it: the document the hook kept removed (`prune`
+    forgets documents), or, in a forgotten project whose document is read again from the session
+    file, another file in the session file's place. No savepoint is written; the entry stays,
+    named by `status` with the fix, and `flush --drop-queued` gives it up."""
+    from precompact.local import snapshot
+    from test_hook_lock_wait import index_lock, queue_entries
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    make, session_id = AGENTS[agent]
+    session_file = make(tmp_path, project.path)
+    compact(project, agent, session_file, session_id)
+    wait_for_worker(project)
+    if forgotten:
+        assert precompact(tmp_path, "projects", "--forget", str(project.path)).returncode == 0
+    go_on(agent, session_file, session_id, "Count the okapi herd.", 8)
+    holder = index_lock(project)
+    try:
+        compact(project, agent, session_file, session_id, "SessionEnd")
+        [name] = queue_entries(project)
+        if forgotten:
+            _replaced(session_file)
+            said = "is another file than the one the hook read"
+        else:
+            for document in documents():
+                if document.suffix == ".jsonl":
+                    document.unlink()
+            said = "its conversation document"
+    finally:
+        holder.stop()
+    wait_for_worker(project)
+
+    assert queue_entries(project) == [name] and len(created(project)) == 1, "never written"
+    flushed = precompact(project.path, "flush")
+    assert (
+        flushed.returncode == 1 and f"queued savepoint logs/{snapshot.QUEUE_DIR}/{name} not written:" in flushed.stderr
+    )
+    assert said in flushed.stderr, flushed.stderr
+    status = precompact(project.path, "status").stdout
+    assert f"`precompact flush --drop-queued {name}` gives it up" in status, status
+    assert precompact(project.path, "flush", "--drop-queued", name).returncode == 0
+    assert queue_entries(project) == [] and len(created(project)) == 1

@@ -273,7 +273,7 @@ def test_flush_writes_what_is_queued_and_status_verify_doctor_name_it_until_then
 
     flushed = precompact(project.path, "flush", "--json")
     assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
-    assert json.loads(flushed.stdout)["queue"] == {"written": 1, "left": 0, "problems": []}
+    assert json.loads(flushed.stdout)["queue"] == {"written": 1, "left": 0, "problems": [], "dropped": []}
     assert "Layer 1: wrote 1 savepoint(s) hooks had queued" in flushed.stderr
     assert queue_entries(project) == [] and [s.sequence for s in savepoint_log.savepoints(project.logs)] == [1]
     assert waiting not in precompact(project.path, "status").stdout

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
@@ -109,7 +110,7 @@ def test_a_summary_whose_savepoint_is_missing_fails_and_stays_queued(tmp_path):
 
     assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
     assert f"queued summary logs/{snapshot.QUEUE_DIR}/{name} not recorded: its savepoint is not in" in flushed.stderr
-    assert "remove the entry to give the summary up" in flushed.stderr
+    assert "`precompact flush --drop-queued` with its name gives it up" in flushed.stderr
     assert queue_entries(project) == [name]
     assert [s.compact_summary for s in savepoint_log.savepoints(project.logs)] == [None]
 
@@ -179,6 +180,34 @@ def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own
     assert (done.savepoints, done.left, done.failed, done.notes) == (1, 0, 0, [])
     [saved] = savepoint_log.savepoints(project.logs)
     assert saved.compact_summary == "OLD-FORMAT" and saved.queued_at is None
+
+
+def test_entries_of_the_format_before_versions_go_into_the_configured_instance_whatever_the_writer_s(tmp_path):
+    """A version 1 entry names no instance; its hook loaded the one the project's approved file
+    names (hooks drop PRECOMPACT_INSTANCE and take no --instance): `flush --instance OTHER`, or
+    one run with PRECOMPACT_INSTANCE set, writes it there, says so, and records its summary there,
+    never into OTHER's chain."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD-FORMAT", "claude"))
+    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
+    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
+    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+
+    flushed = precompact(project.path, "flush", "--instance", "Old #0", env={"PRECOMPACT_INSTANCE": "Other #2"})
+
+    assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
+    assert queue_entries(project) == []
+    [saved] = savepoint_log.savepoints(project.logs)
+    assert (saved.instance, saved.sequence, saved.compact_summary) == ("Trial #1", 1, "OLD-FORMAT")
+    assert (
+        f'queued savepoint logs/{snapshot.QUEUE_DIR}/{name} written as savepoint 1 of "Trial #1", the instance '
+        "the project's configuration names, which its hook (an older precompact's, naming none) saved to"
+    ) in flushed.stderr, flushed.stderr
+    assert configuration.load(project.path, {"PRECOMPACT_INSTANCE": "Other #2"}).configured_instance == "Trial #1"
+    assert configuration.load(project.path, {}).configured_instance is None
 
 
 # F3: a summary bound to its compaction.
@@ -314,11 +343,11 @@ def test_a_queued_savepoint_whose_transcript_changed_is_not_written_and_flush_fa
 
     assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
     assert f"queued savepoint logs/{snapshot.QUEUE_DIR}/{name} not written: its transcript " in flushed.stderr
-    assert said in flushed.stderr and "remove the entry to give it up" in flushed.stderr, flushed.stderr
+    assert said in flushed.stderr and f"`precompact flush --drop-queued {name}` gives it up" in flushed.stderr
     assert "wrote" not in flushed.stderr
     assert savepoint_log.savepoints(project.logs) == [] and queue_entries(project) == [name]
     verified = precompact(project.path, "verify")
-    never = "✗ 1 savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, never written"
+    never = f"✗ queue entry logs/{snapshot.QUEUE_DIR}/{name} is never written (its transcript "
     assert verified.returncode == 4 and never in verified.stdout, verified.stdout
     assert "run `precompact flush`" not in verified.stdout
     (project.logs / snapshot.QUEUE_DIR / name).unlink()  # the user gives it up
@@ -369,3 +398,56 @@ def test_an_older_precompact_never_lists_an_entry_of_this_format(tmp_path):
         False,
         True,
     ]
+
+
+def test_a_queued_savepoint_is_said_saved_when_its_hook_ran_in_resurrect_at_status_and_the_brief(tmp_path):
+    """Session A's end queued; session B's savepoint written 2 s later; A's written after it. Every
+    place that says when a savepoint was saved says A's hook's time (its `queued_at`), and the
+    write's beside it: `resurrect --at` that time takes A (its write, and B's, came later)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    first = generate(tmp_path / "a.jsonl", 8_000, project=project.path).path
+    second = generate(tmp_path / "b.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    snapshot.queue(settings, session_of(project, first, session_id="s-A0000000001", trigger="session_end"), reason=None)
+    time.sleep(2.1)
+    snapshot.create_savepoint(settings, session_of(project, second, session_id="s-B0000000001"))
+    time.sleep(1.1)
+    assert compaction.write_queued(configuration.load(project.path)).savepoints == 1
+    b, a = savepoint_log.savepoints(project.logs)
+    hook_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.queued_at))
+    assert a.made_timestamp == hook_time != a.timestamp and b.made_timestamp == b.timestamp
+
+    at = precompact(project.path, "resurrect", "--at", hook_time, "--json")
+    assert at.returncode == 0, (at.stdout, at.stderr)
+    restored = json.loads(at.stdout)
+    assert (restored["sequence"], restored["saved_at"], restored["timestamp"]) == (2, hook_time, a.timestamp)
+    report = precompact(project.path, "resurrect", "--sequence", "2").stdout
+    assert f"Last savepoint: #2 at {hook_time} (" in report, report
+    assert re.search(r"\(\d+ seconds? ago, written \d+ seconds? ago from its hook's queue\)", report), report
+
+    shown = json.loads(precompact(project.path, "status", "--json").stdout)
+    assert [(row["sequence"], row["saved_at"], row["timestamp"]) for row in shown["savepoints"]] == [
+        (1, b.timestamp, b.timestamp),
+        (2, hook_time, a.timestamp),
+    ]
+    status = precompact(project.path, "status").stdout
+    assert (
+        f"#2    {hook_time}" in status
+        and f"saved at its hook {hook_time}, written from its queue entry {a.timestamp}" in status
+    ), status
+
+    from precompact.restore import brief
+
+    said = brief.queued(a, now=datetime.fromtimestamp(a.queued_at + 60, UTC))
+    assert "saved 1 minute ago" in said, said
+
+    from starlette.testclient import TestClient
+
+    from precompact.viewer import app, pages
+
+    loaded = configuration.load(project.path)
+    client = TestClient(app.create(loaded, "token", 8000, pages.Verdicts(loaded)), base_url="http://127.0.0.1:8000")
+    timeline = client.get("/token/").text
+    assert f"{hook_time} <span" in timeline and f"(written {a.timestamp})" in timeline, timeline
+    page = client.get("/token/savepoint", params={"instance": "Trial #1", "sequence": 2}).text
+    assert f"{hook_time} (saved at its hook; written {a.timestamp} from its queue entry)" in page, page

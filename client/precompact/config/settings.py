@@ -155,6 +155,10 @@ class Config(Record, frozen=True):
     # `keypair` (None: it did not). That key signs in its place where the override's key is not
     # chain.authority's (ops/layers.keypair_counted; docs/setup.md).
     keypair_in_file: Path | None = None
+    # The instance the approved file names, which hooks load (they drop PRECOMPACT_INSTANCE, and
+    # have no --instance); None: `instance`. A queue entry of an older precompact names no
+    # instance: its savepoint is this one's (local/snapshot.py, `_hooks_settings`).
+    configured_instance: str | None = None
 
     @property
     def logs(self) -> Path:
@@ -284,10 +288,13 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
         raise ConfigError(f"cannot read {path}: {quoting.inline(str(e))}") from None
     overrides = os.environ if environ is None else environ
     in_file = _keypair(root, raw) if overrides.get("PRECOMPACT_KEYPAIR") else None
+    named = raw.get("instance")
     for variable, (section, key) in ENV_OVERRIDES.items():
         if overrides.get(variable):
             (raw.setdefault(section, {}) if section else raw)[key] = overrides[variable]
     config = _validate(root, raw)
+    if isinstance(named, str) and named.strip() and named != config.instance:
+        config = config.replace(configured_instance=named)
     return config if in_file in (None, config.keypair) else config.replace(keypair_in_file=in_file)
 
 

@@ -556,13 +556,25 @@ def doctor(as_json) -> None:
 
 @main.command()
 @_instance_option
+@click.option(
+    "--drop-queued",
+    "drop",
+    metavar="ENTRY",
+    multiple=True,
+    help="First give up this entry of logs/precompact-queue/ that no writer will write (`precompact status` names each: a transcript changed since its hook, another version's), with the summaries bound to it (repeatable). One a writer can still write is refused (exit 1).",
+)
 @_json_option("Each layer's state")
-def flush(instance, as_json) -> None:
+def flush(instance, drop, as_json) -> None:
     """Retry everything queued: the savepoints hooks queued (the index busy), then commits,
     pushes and on-chain posts, in order (exit 3 while something is still queued)."""
     from precompact import api
 
     loaded = _load(instance)
+    dropped = []
+    for entry in drop:  # the user's, knowingly: before the queue is written, so none is taken twice
+        for name in api.drop_queued(loaded, entry):
+            _say(f"Layer 1: gave up queue entry logs/precompact-queue/{name}: no savepoint or summary is made of it")
+            dropped.append(name)
     # First, as the worker does: the savepoints to flush include those only a queue entry holds.
     queue = api.write_queued(loaded)
     for note in queue.notes:
@@ -580,7 +592,7 @@ def flush(instance, as_json) -> None:
         _emit(
             {
                 "instance": loaded.instance,
-                "queue": {"written": queue.savepoints, "left": queue.left, "problems": queue.notes},
+                "queue": {"written": queue.savepoints, "left": queue.left, "problems": queue.notes, "dropped": dropped},
                 **layers,
                 "foreign_branch": outcome.foreign_branch,
                 "unvouched": outcome.unvouched,
@@ -711,6 +723,9 @@ def status(only, remote, signers, as_json) -> None:
                 "instance": s.instance,
                 "sequence": s.sequence,
                 "timestamp": s.timestamp,
+                # When its hook saw the conversation: `timestamp` is when it was written, later
+                # for one written from its hook's queue entry (the chain's time, never going back).
+                "saved_at": s.made_timestamp,
                 "snapshot_hash": s.snapshot_hash,
                 "snapshot_file": s.snapshot_file,
                 "layer_1": s.layer_1_status,
@@ -755,8 +770,12 @@ def status(only, remote, signers, as_json) -> None:
             commit = (s.commit or "-")[:10]
             compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             terminal.echo(
-                f"  #{s.sequence:<4} {quoting.timestamp(s.timestamp)}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
+                f"  #{s.sequence:<4} {quoting.timestamp(s.made_timestamp)}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
+            if s.written_later:
+                terminal.echo(
+                    f"        saved at its hook {quoting.timestamp(s.made_timestamp)}, written from its queue entry {quoting.timestamp(s.timestamp)}"
+                )
             git = api.recorded_verdicts(loaded, s)[verdicts.GIT]
             if (s.instance, s.sequence) in rewound:
                 terminal.echo(

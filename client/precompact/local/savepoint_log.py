@@ -504,6 +504,19 @@ class Savepoint(Record):
         return queued_at if queued_at is not None and queued_at <= self.unix_timestamp else self.unix_timestamp
 
     @property
+    def made_timestamp(self) -> str | None:
+        """`made_at` as `timestamp` shows a time (UTC, ISO 8601): the index's `timestamp` itself
+        for a savepoint its hook wrote."""
+        if self.made_at == self.unix_timestamp:
+            return self.timestamp
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.made_at))
+
+    @property
+    def written_later(self) -> bool:
+        """Whether a writer wrote it later than its hook saw the conversation (from its queue entry)."""
+        return self.made_at < self.unix_timestamp
+
+    @property
     def trigger(self) -> str | None:
         return self._text("trigger")
 

@@ -412,6 +412,9 @@ class Settings(Record, frozen=True):
     # Whether the git layer is on: the refusal to save after a savepoint no root vouches for
     # names `precompact restore` only then.
     git_layer: bool = False
+    # The instance the project's approved file names, which its hooks load (Config.configured_instance):
+    # where a queue entry of an older precompact, which names none, is written.
+    hooks_instance: str | None = None
 
     @classmethod
     def of(cls, config: Config, vouched: Callable[[savepoint_log.Savepoint], bool] = _written_here) -> Settings:
@@ -428,6 +431,7 @@ class Settings(Record, frozen=True):
             redaction=config.redaction,
             extra_patterns=dict(config.redaction_patterns),
             git_layer=config.git_layer,
+            hooks_instance=config.configured_instance or config.instance,
         )
 
 
@@ -602,6 +606,7 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
             transcript.settle(path)
             end = transcript.whole_lines_end(path) if path.exists() else None
         seen = _transcript_seen(session, end)
+    source = _session_file_seen(session, end)
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = {
@@ -610,6 +615,9 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         "end": end,
         "reason": reason,
         "transcript": seen.as_dict() if seen is not None else None,
+        # Its own key: a reader of this format from before it ignores it (and writes such an entry
+        # unchecked, as it wrote them), never reading it as a Claude Code transcript's identity.
+        **({"session_file": source.as_dict()} if source is not None else {}),
     }
     return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
 
@@ -680,6 +688,8 @@ def _transcript_changed(entry: QueueEntry) -> str | None:
     file a reader may open, another file, cut, or other bytes before its end), None when it still
     does, or when the entry recorded nothing to compare (written by version 1, or another agent's
     document)."""
+    if entry.session_file is not None:
+        return _session_file_changed(entry)
     if entry.session is None or entry.transcript is None or entry.end is None:
         return None
     try:
@@ -691,6 +701,70 @@ def _transcript_changed(entry: QueueEntry) -> str | None:
         return f"its transcript {shown} is another file than the one the hook read"
     if now.tail_sha256 != entry.transcript.tail_sha256:
         return f"its transcript {shown} no longer holds the bytes the hook saw before byte {entry.end}"
+    return None
+
+
+class SessionFileSeen(Record, frozen=True):
+    """What the hook saw of another agent's session (Codex's rollout, Gemini's chat file,
+    OpenCode's database: `Session.agent_transcript`), whose conversation document the savepoint
+    reads up to the entry's end: the session file (`device`, `inode`) and the SHA-256 of the
+    document's last TRANSCRIPT_TAIL_BYTES before that end. The document kept in the state
+    directory is precompact's own copy made at the hook, rewritten whole by later reads (a new
+    file each time): its bytes are compared, never its identity, and the session file's identity
+    only where the document is read again from it (one held for a forgotten project: gone with
+    its hook). docs/sessions.md, "a queued savepoint of another agent"."""
+
+    device: int
+    inode: int
+    document_tail_sha256: str
+
+
+def _session_file_seen(session: Session, end: int | None) -> SessionFileSeen | None:
+    """`SessionFileSeen` of another agent's `session` now (None: Claude Code's, or unreadable)."""
+    if end is None or not session.agent_transcript or not session.transcript_path:
+        return None
+    try:
+        found = os.stat(session.agent_transcript)
+        document = _seen_now(str(session.transcript_path), end)
+    except (OSError, _TranscriptChanged):
+        return None
+    return SessionFileSeen(found.st_dev, found.st_ino, document.tail_sha256)
+
+
+def _session_file_changed(entry: QueueEntry, document: str | None = None) -> str | None:
+    """How another agent's queued savepoint `entry` no longer holds what its hook saw, None when
+    it still does (or recorded nothing to compare): its document (`document`, one read again from
+    the session file, else the one the hook kept) gone, cut or holding other bytes before the
+    entry's end; for a document the hook held (gone with it: read again from the session file),
+    first a session file gone or another file than the hook's, and its bytes only once read
+    again (`document`)."""
+    from precompact.transcript import agents
+
+    seen, session = entry.session_file, entry.session
+    if seen is None or session is None or entry.end is None:
+        return None
+    if agents.is_held(str(session.transcript_path)):  # read again from the session file: that is compared first
+        source = quoting.inline(str(session.agent_transcript))
+        try:
+            found = os.stat(str(session.agent_transcript))
+        except FileNotFoundError:
+            return f"its session file {source} is gone"
+        except OSError as e:
+            return f"its session file {source} cannot be read ({quoting.os_error(e)})"
+        if (found.st_dev, found.st_ino) != (seen.device, seen.inode):
+            return f"its session file {source} is another file than the one the hook read"
+        if document is None:
+            return None
+    path = document or str(session.transcript_path)
+    try:
+        now = _seen_now(path, entry.end)
+    except _TranscriptChanged as e:
+        return str(e).replace("its transcript", "its conversation document", 1)
+    if now.tail_sha256 != seen.document_tail_sha256:
+        return (
+            f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
+            f"no longer holds the bytes the hook saw before byte {entry.end}"
+        )
     return None
 
 
@@ -786,6 +860,7 @@ class QueueEntry(Record, frozen=True):
     end: int | None = None
     reason: str | None = None
     transcript: TranscriptSeen | None = None
+    session_file: SessionFileSeen | None = None
     summary: QueuedSummary | None = None
     refused: str | None = None
     other_version: str | None = None
@@ -861,8 +936,9 @@ def _read_entry(logs: Path, name: str) -> bytes | None:
 def queued_reach(logs: Path, session_id: str | None) -> int:
     """How far into its transcript the furthest savepoint queued for `session_id` will read (0
     for none, or one whose end is unknown): local/capture.py counts it as covered, as the
-    worker will write it. Only an entry this machine made counts; a queue that cannot be read
-    counts none (its writer says why, not a hook)."""
+    worker will write it. Only an entry this machine made and a writer will write counts (not
+    one whose transcript no longer holds what its hook saw); a queue that cannot be read counts
+    none (its writer says why, not a hook)."""
     try:
         entries = queue_entries(logs) if session_id else []
     except OSError:  # ConfinementError: its folder is a link, say
@@ -871,51 +947,108 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
         (
             entry.end
             for entry in entries
-            if entry.session is not None and entry.session.session_id == session_id and entry.end is not None
+            if entry.session is not None
+            and entry.session.session_id == session_id
+            and entry.end is not None
+            # One no writer will write covers nothing: the session's savepoint is recovered instead.
+            and _transcript_changed(entry) is None
         ),
         default=0,
     )
 
 
+class QueueState(Record, frozen=True):
+    """The queue as its writers will act on it: how many savepoints and compaction summaries of
+    this machine's a writer will write (`savepoints`, `summaries`), and the entries none will: a
+    savepoint whose transcript no longer holds what its hook saw, with the summaries bound to it
+    (`never`: each name and why), and another precompact version's (`others`: each name). Entries
+    this machine did not make are none of these: the next writer removes them unread."""
+
+    savepoints: int = 0
+    summaries: int = 0
+    never: tuple[tuple[str, str], ...] = ()
+    others: tuple[str, ...] = ()
+
+    @property
+    def work(self) -> bool:
+        """Whether a writer has something to do (the worker's "is anything queued")."""
+        return bool(self.savepoints or self.summaries)
+
+
+def queue_state(logs: Path) -> QueueState:
+    """`QueueState` of the queue as it reads now (OSError when its folder cannot be read: a link,
+    say)."""
+    entries = queue_entries(logs)
+    never = [
+        (entry.name, why)
+        for entry in entries
+        if entry.session is not None
+        for why in [_transcript_changed(entry)]
+        if why
+    ]
+    given_up = {name for name, _why in never}
+    for entry in entries:
+        if entry.summary is not None and entry.summary.savepoint_entry in given_up:
+            never.append((entry.name, f"its savepoint's entry {entry.summary.savepoint_entry} is never written"))
+    never_names = {name for name, _why in never}
+    return QueueState(
+        savepoints=sum(entry.session is not None and entry.name not in never_names for entry in entries),
+        summaries=sum(entry.summary is not None and entry.name not in never_names for entry in entries),
+        never=tuple(never),
+        others=tuple(entry.name for entry in entries if entry.other_version is not None),
+    )
+
+
 def queued_savepoints(logs: Path) -> int:
-    """How many savepoints this machine's hooks left queued (the index lock busy) that are not
-    written yet (entries it did not make are not counted; a queue that cannot be read counts
-    none: `queued_notice` says why)."""
+    """How many savepoints this machine's hooks left queued that a writer will write (entries it
+    did not make, and one whose transcript no longer holds what its hook saw, are not counted; a
+    queue that cannot be read counts none: `queued_notice` says why)."""
     try:
-        entries = queue_entries(logs)
+        return queue_state(logs).savepoints
     except OSError:
         return 0
-    return sum(entry.session is not None for entry in entries)
+
+
+def queued_work(logs: Path) -> bool:
+    """Whether the queue holds an entry a writer will write (the worker goes round again for one
+    queued while it ran); never for entries no writer will write, which would keep it busy for
+    good. A queue that cannot be read holds none (`queued_notice` says why)."""
+    try:
+        return queue_state(logs).work
+    except OSError:
+        return False
+
+
+def drop_hint(name: str) -> str:
+    """The fix that gives queue entry `name` up, as every line naming one says it."""
+    return f"`precompact flush --drop-queued {name}` gives it up"
 
 
 def queued_notice(logs: Path) -> str | None:
     """What every command says while savepoints or compaction summaries this machine queued are
-    not written yet, and while entries of another precompact version wait for that version's
-    writer (None: none are). Entries it did not make are not counted: they hold nothing of its,
-    and the next writer removes them unread."""
+    not written yet, naming each entry no writer will write with the fix that gives it up, and
+    while entries of another precompact version wait for that version's writer (None: none are).
+    Entries it did not make are not counted: they hold nothing of its, and the next writer removes
+    them unread."""
     try:
-        entries = queue_entries(logs)
+        state = queue_state(logs)
     except OSError as e:  # ConfinementError: its folder is a link, say
         return f"the queue of what hooks could not write (logs/{QUEUE_DIR}/) cannot be read: {quoting.os_error(e)}"
-    # A savepoint whose transcript no longer holds what its hook saw is none `flush` can write.
-    changed = sum(entry.session is not None and _transcript_changed(entry) is not None for entry in entries)
-    savepoints = sum(entry.session is not None for entry in entries) - changed
-    summaries = sum(entry.summary is not None for entry in entries)
-    others = sum(entry.other_version is not None for entry in entries)
-    said = [f"{savepoints} savepoint(s)"] if savepoints else []
-    said += [f"{summaries} compaction summary(ies)"] if summaries else []
+    said = [f"{state.savepoints} savepoint(s)"] if state.savepoints else []
+    said += [f"{state.summaries} compaction summary(ies)"] if state.summaries else []
     queued_here = (
         f"{' and '.join(said)} queued by a hook for the background worker and not written yet "
         f"(logs/{QUEUE_DIR}/): run `precompact flush`"
     )
     notices = [queued_here] if said else []
-    if changed:
+    notices += [
+        f"queue entry logs/{QUEUE_DIR}/{name} is never written ({why}): {drop_hint(name)}" for name, why in state.never
+    ]
+    if state.others:
         notices.append(
-            f"{changed} savepoint(s) queued by a hook whose transcript no longer holds what the hook saw, "
-            f"never written (logs/{QUEUE_DIR}/): `precompact flush` names each; remove its entry to give it up"
+            f"{len(state.others)} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}, "
+            f"or `precompact flush --drop-queued NAME` gives one up ({', '.join(state.others)})"
         )
-    if others:
-        notices.append(f"{others} queue entry(ies) in logs/{QUEUE_DIR}/ {ANOTHER_VERSION}")
     return "; ".join(notices) or None
 
 
@@ -1007,8 +1140,13 @@ def _write_queue(
                     )
                 if taken.written is not None and taken.written.event["instance"] != settings.instance:
                     instance = quoting.inline(taken.written.event["instance"])
+                    whose = (
+                        "the instance its hook saved to"
+                        if entry.instance is not None
+                        else "the instance the project's configuration names, which its hook (an older precompact's, naming none) saved to"
+                    )
                     done.notes.append(
-                        f"queued savepoint {shown} written as savepoint {taken.written.sequence} of {instance}, the instance its hook saved to: `precompact flush --instance {instance}` takes it to Layers 2 and 3"
+                        f"queued savepoint {shown} written as savepoint {taken.written.sequence} of {instance}, {whose}: `precompact flush --instance {instance}` takes it to Layers 2 and 3"
                     )
                 if taken.left is not None:
                     done.left += 1
@@ -1058,9 +1196,12 @@ class Taken(Record, frozen=True):
 
 
 def _hooks_settings(settings: Settings, entry: QueueEntry) -> Settings:
-    """The settings its hook saved with: the writer's, in the instance the hook was loaded as (a
-    version 1 entry names none: the writer's)."""
-    return settings if entry.instance in (None, settings.instance) else settings.replace(instance=entry.instance)
+    """The settings its hook saved with: the writer's, in the instance the hook was loaded as. A
+    version 1 entry names none; its hook loaded the instance the project's approved file names
+    (hooks take no --instance and drop PRECOMPACT_INSTANCE), so that one, whatever instance the
+    writer was loaded as (`precompact flush --instance`): never another instance's chain."""
+    instance = entry.instance if entry.instance is not None else settings.hooks_instance or settings.instance
+    return settings if instance == settings.instance else settings.replace(instance=instance)
 
 
 def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) -> Taken:
@@ -1089,9 +1230,13 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             return Taken()
         changed = _transcript_changed(entry)
         if changed is not None:
-            return Taken(left=f"{changed}; no savepoint is made of it (remove the entry to give it up)")
+            return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
         with _read_again(session) as again:
+            if again is not session:  # a held document, read again now: it is what is compared
+                changed = _session_file_changed(entry, str(again.transcript_path))
+                if changed is not None:
+                    return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
             holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), again, end)
             if holder is not None:
                 _unqueue(settings.logs, name)
@@ -1100,6 +1245,74 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             written = _create_locked(hooks, again, None, recovery, until=end, queued=name, queued_at=entry.queued_at)
     _register(hooks)
     return Taken(written=written)
+
+
+class CannotDrop(PrecompactError):
+    """A queue entry `drop_queued` may not give up (none of that name, or one a writer will still
+    write); the message names the fix."""
+
+
+def drop_queued(settings: Settings, given: str, lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS) -> list[str]:
+    """Gives up the queue entry `given` (its name, or a path ending in it: `precompact flush
+    --drop-queued`), under the index lock, and the compaction summaries bound to it (each would be
+    recorded on another savepoint of its session); the names removed. Only an entry no writer will
+    write: a savepoint whose transcript no longer holds what its hook saw, another precompact
+    version's, one that is no file precompact writes or none of this machine's, or a summary whose
+    savepoint is missing or never written. One a writer can still write is never given up
+    (CannotDrop: `precompact flush` writes it): dropping it would lose a savepoint."""
+    name = given.rstrip("/").rsplit("/", 1)[-1]
+    shown = f"logs/{QUEUE_DIR}/{quoting.inline(name)}"
+    if not QUEUE_ENTRY.fullmatch(name):
+        raise CannotDrop(
+            f"{quoting.inline(given)} names no queue entry; `precompact status` names those no writer writes"
+        )
+    with savepoint_log.locked(settings.logs, lock_timeout):
+        try:
+            stored = _read_entry(settings.logs, name)
+        except OSError:  # no file precompact writes (a link, a directory, oversized): removed unread
+            stored = b""
+        if stored is None:
+            raise CannotDrop(
+                f"no queue entry {shown} (written or given up already); `precompact status` names those left"
+            )
+        entry = _parsed(name, stored) if stored else QueueEntry(name, refused="no file precompact writes")
+        if _writable(settings, entry):
+            raise CannotDrop(
+                f"queue entry {shown} can still be written: run `precompact flush`; "
+                "only an entry no writer will write (`precompact status` names each) is given up"
+            )
+        bound = [
+            other.name
+            for other in queue_entries(settings.logs)
+            if other.summary is not None and entry.session is not None and other.summary.savepoint_entry == name
+        ]
+        for each in (name, *bound):
+            try:
+                logs_dir.remove(settings.logs, f"{QUEUE_DIR}/{each}")
+            except OSError as e:  # a directory of that name, say
+                raise CannotDrop(
+                    f"queue entry logs/{QUEUE_DIR}/{quoting.inline(each)} could not be removed ({quoting.os_error(e)}); remove it"
+                ) from None
+    return [name, *bound]
+
+
+def _writable(settings: Settings, entry: QueueEntry) -> bool:
+    """Whether a writer will write queue entry `entry` (read under the index lock)."""
+    if entry.other_version is not None or (entry.session is None and entry.summary is None):
+        return False
+    if entry.session is not None:
+        return _transcript_changed(entry) is None
+    assert entry.summary is not None
+    waits_for = entry.summary.savepoint_entry
+    if waits_for is not None and entry.summary.sequence is None and waits_for in queued(settings.logs):
+        try:
+            stored = _read_entry(settings.logs, waits_for)
+        except OSError:  # no file precompact writes: the next writer removes it unread and
+            return True  # records the summary with the savepoint of its session that holds it
+        return stored is None or _writable(settings, _parsed(waits_for, stored))
+    hooks = _hooks_settings(settings, entry)
+    bound = _summary_savepoint(hooks, savepoint_log.read(settings.logs), entry.summary)
+    return not (isinstance(bound, Summarised) and bound.failed)
 
 
 @contextlib.contextmanager
@@ -1175,7 +1388,7 @@ def record_summary(
             return bound
         savepoint, earlier = bound
         unbound = summary.sequence is None and summary.savepoint_entry is None
-        summary = summary.replace(sequence=savepoint.sequence)
+        summary = summary.replace(sequence=savepoint.sequence, instance=hooks.instance)
         if unbound:
             # A version 1 entry, bound for good (kept in its version): a later savepoint of the
             # session must not take it over when a killed worker's successor records it.
@@ -1218,7 +1431,7 @@ def _summary_savepoint(
         1,
         1,
         f"not recorded: its savepoint is not in {quoting.inline(hooks.instance)}'s index; "
-        "remove the entry to give the summary up",
+        "`precompact flush --drop-queued` with its name gives it up",
     )
     if summary.sequence is not None:
         named = [s for s in mine if s.sequence == summary.sequence]
@@ -1281,7 +1494,20 @@ def _queued_session(found: dict) -> dict | None:
         if not all(type(seen.get(key)) is int for key in ("device", "inode")):
             return None
         transcript = TranscriptSeen(seen["device"], seen["inode"], seen["tail_sha256"])
-    return {"session": Session(**known), "end": end, "reason": reason, "transcript": transcript}
+    source, source_seen = found.get("session_file"), None
+    if source is not None:
+        if not isinstance(source, dict) or not isinstance(source.get("document_tail_sha256"), str):
+            return None
+        if not all(type(source.get(key)) is int for key in ("device", "inode")):
+            return None
+        source_seen = SessionFileSeen(source["device"], source["inode"], source["document_tail_sha256"])
+    return {
+        "session": Session(**known),
+        "end": end,
+        "reason": reason,
+        "transcript": transcript,
+        "session_file": source_seen,
+    }
 
 
 def _integer_or_none(value: object) -> bool:

@@ -194,13 +194,6 @@ def write_queued(loaded: configuration.Config) -> snapshot.QueuedWritten:
     return snapshot.write_queued(layer_1(loaded), capture.holder, recorded)
 
 
-def savepoints_queued(loaded: configuration.Config) -> bool:
-    """Whether a hook left a savepoint queued that is not written yet."""
-    from precompact.local import snapshot
-
-    return bool(snapshot.queued(loaded.logs))
-
-
 def _check_transcript(payload: dict) -> None:
     """NoTranscript unless the event names a transcript that is there (what it may be is
     `_refuse_non_file`'s, on every event): a savepoint made without one would be empty, and the

@@ -1885,7 +1885,7 @@ def describe_savepoints(config: Config, instance: str, budget: int) -> str:
         git = verdicts.recorded_git(config.git_layer, s, config.remote)
         chain = verdicts.recorded_chain(config.chain_layer, s)
         lines.append(
-            f"savepoint {s.sequence} of {quoting.name(s.instance)}: {quoting.timestamp(s.timestamp)}, {_agent(s)}, trigger {_trigger(s)}, "
+            f"savepoint {s.sequence} of {quoting.name(s.instance)}: {quoting.timestamp(s.made_timestamp)}, {_agent(s)}, trigger {_trigger(s)}, "
             f"sha256:{s.snapshot_hash[:12]}, git {git.status} ({quoting.inline(git.detail)}), "
             f"chain {chain.status} ({quoting.inline(chain.detail)}){summary}"
         )

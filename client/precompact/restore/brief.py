@@ -95,7 +95,7 @@ def report(found: Resurrection, now: datetime | None = None) -> str:
         f"{quoting.name(found.into)} - Instance Resurrection Report",
         f"Previous instance: {previous}",
         f"Lineage: {' → '.join(quoting.name(name) for name in found.lineage)}",
-        f"Last savepoint: #{s.sequence} at {quoting.timestamp(s.timestamp)} ({_age(s.unix_timestamp, now)} ago), sha256:{s.snapshot_hash[:16]}…",
+        f"Last savepoint: #{s.sequence} at {quoting.timestamp(s.made_timestamp)} ({_age(s.made_at, now)} ago{_written(s, now)}), sha256:{s.snapshot_hash[:16]}…",
         f"Context recovered: {_size(found.conversation_size)} ({document.messages} messages, {len(document.loaded_files)} files)",
         f"Gap: {gap}",
     ]
@@ -273,7 +273,7 @@ def queued(previous: savepoint_log.Savepoint | None, comes_with: str | None = No
     if previous is not None:
         said += (
             f" This session's previous savepoint, {previous.sequence} (sha256:{previous.snapshot_hash[:12]}, "
-            f"saved {_age(previous.unix_timestamp, now)} ago), ends before the turns this compaction dropped; "
+            f"saved {_age(previous.made_at, now)} ago), ends before the turns this compaction dropped; "
             f"it was not checked here (`precompact resurrect --sequence {previous.sequence}` checks and restores it)."
         )
     return quoting.single_line(said)
@@ -420,7 +420,7 @@ def _whose(s, session_id: str | None, now: datetime | None) -> str:
     if session_id is None or saved == session_id:
         return f"its snapshot holds {held}"
     whose = f"session {json.dumps(saved)}" if isinstance(saved, str) else "a session that gave no id"
-    return f"this is another session's savepoint ({whose}, saved {_age(s.unix_timestamp, now)} ago), not this session's; its snapshot holds {held}"
+    return f"this is another session's savepoint ({whose}, saved {_age(s.made_at, now)} ago), not this session's; its snapshot holds {held}"
 
 
 def proof(found: Resurrection, now: datetime | None = None) -> str:
@@ -432,7 +432,7 @@ def proof(found: Resurrection, now: datetime | None = None) -> str:
         if name in found.checks
     )
     return quoting.single_line(
-        f"Proof: savepoint {s.sequence}, sha256:{s.snapshot_hash[:12]}, saved {_age(s.unix_timestamp, now)} ago; {checks}."
+        f"Proof: savepoint {s.sequence}, sha256:{s.snapshot_hash[:12]}, saved {_age(s.made_at, now)} ago{_written(s, now)}; {checks}."
     )
 
 
@@ -446,6 +446,7 @@ def to_json(found: Resurrection) -> dict:
         "lineage": found.lineage,
         "sequence": s.sequence,
         "timestamp": s.timestamp,
+        "saved_at": s.made_timestamp,
         "snapshot_hash": f"sha256:{s.snapshot_hash}",
         "snapshot_path": str(found.path),
         "snapshot_size_bytes": found.size,
@@ -527,6 +528,12 @@ def _size(n: int) -> str:
         if scaled < 1024:
             return f"{scaled:.1f} {unit}"
     return f"{scaled / 1024:.1f} GB"
+
+
+def _written(s: savepoint_log.Savepoint, now: datetime | None) -> str:
+    """Beside "saved N ago" (when its hook saw the conversation): when a writer wrote it, for a
+    savepoint written later from its hook's queue entry; "" for one its hook wrote."""
+    return f", written {_age(s.unix_timestamp, now)} ago from its hook's queue" if s.written_later else ""
 
 
 def _age(unix: int | None, now: datetime | None) -> str:

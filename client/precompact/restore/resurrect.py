@@ -444,10 +444,13 @@ def _choose(savepoints: list, name: str, sequence: int | None, at: str | None, o
         )
     if at is not None:
         moment = parse_time(at)
-        earlier = [s for s in savepoints if s.unix_timestamp <= moment.timestamp()]
+        # When each was saved: its hook's time (a savepoint written later from its queue entry
+        # holds the conversation as it was then), newest last whatever order they were written in.
+        earlier = sorted((s for s in savepoints if s.made_at <= moment.timestamp()), key=lambda s: s.made_at)
         if not earlier:
+            first = min(savepoints, key=lambda s: s.made_at)
             raise ResurrectError(
-                f"{quoting.name(name)} has no savepoint at or before {at}; the first is from {quoting.timestamp(savepoints[0].timestamp)}"
+                f"{quoting.name(name)} has no savepoint at or before {at}; the first is from {quoting.timestamp(first.made_timestamp)}"
             )
         return _with_conversation(earlier)
     if of_compaction:
