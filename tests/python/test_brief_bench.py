@@ -47,9 +47,10 @@ def test_on_the_fresh_sessions_the_two_parts_bring_back_what_they_did_within_the
 @pytest.mark.slow
 def test_on_the_development_sessions_under_a_small_budget_the_most_important_come_first():
     """`scripts/bench_brief.py --dev --budget 2000`: on main of 2026-12-05 0.739 back (17 of 23),
-    0.196 repeated (11 of 56)."""
+    0.196 repeated (11 of 56); 0.826 (19 of 23) and 0.196 once a line too long for what is left
+    leaves its room to the shorter ones after it."""
     figures = bench("--dev", "--budget", "2000")
-    assert figures["back"] >= 0.72, figures
+    assert figures["back"] >= 0.80, figures
     assert figures["repeated"] <= 0.22, figures
     assert figures["characters"]["max"] <= 2_000, figures
 
