@@ -1,6 +1,6 @@
 """The second part's ranking (restore/brief.py's `addendum_rank`, #46): within its budget, what the
 rule is surest the summary dropped comes first, each confidence by kind, requests last; what does
-not fit is counted, never cut mid-line."""
+not fit is counted, never cut mid-line, and leaves its room to the shorter ones ranked after it."""
 
 from __future__ import annotations
 
@@ -59,6 +59,44 @@ def test_under_a_small_budget_the_surer_facts_are_the_ones_given_and_the_rest_is
     small = brief.addendum(report, len(whole) - 1)
     assert small is not None
     given = [line for line in small.splitlines() if line.startswith("- ")]
-    assert given == lines[: len(given)], "a prefix of the ranking, each line whole"
-    assert "5c1e9a7" in small
-    assert f"{len(lines) - len(given)} more fact(s) not shown: `precompact dropped 4` lists them all" in small
+    assert given == [line for line in lines if line in given], "in the ranking's order, each line whole"
+    assert len(given) < len(lines) and "5c1e9a7" in small
+    assert f"{len(lines) - len(given)} more fact(s) not shown: `precompact dropped 4` lists them all." in small
+    assert len(small) <= len(whole) - 1
+
+
+def test_a_line_too_long_for_what_is_left_leaves_it_to_the_shorter_ones_after_it():
+    """The budget is spent down the ranking: a long fact that does not fit is counted, and the
+    shorter facts ranked after it that do fit are given (not cut off with it)."""
+    c = Conversation("/p", "long-first")
+    c.user("Find why the nightly export is slow and fix it.")
+    c.bash(
+        "git commit -am 'export: stream rows'",
+        "[main 7d3e2f1] export: stream rows\n 1 file changed, 3 insertions(+), 9 deletions(-)",
+    )
+    c.say(
+        "I will stream the rows rather than load the table because the export machine has "
+        + "only two gigabytes of memory and the table has grown well past that since the spring, " * 3
+        + "which is why the job was killed."
+    )
+    c.bash("ls exports | wc -l", "4412")
+    report = _report(c, "1. Primary Request and Intent:\n   Speed up the nightly export.\n")
+    whole = brief.addendum(report, 10_000)
+    assert whole is not None
+    said = [line for line in whole.splitlines() if line.startswith("- ")]
+    longest = max(said, key=len)
+    after = said[said.index(longest) + 1 :]
+    assert after, said
+    small = brief.addendum(report, len(whole) - len(longest) + 40)
+    assert small is not None and longest not in small
+    assert all(line in small for line in after), small
+    assert "1 more fact(s) not shown: `precompact dropped 4` lists them all." in small
+
+
+def test_the_head_names_where_a_reference_is_shown_and_the_last_line_how_to_search_when_all_fit():
+    report = _report(_session(), SUMMARY)
+    plain, with_tools = brief.addendum(report, 10_000), brief.addendum(report, 10_000, mcp_tools=True)
+    assert plain is not None and with_tools is not None
+    assert "[N:E] is the entry's reference for `precompact show REF`):" in plain.splitlines()[0]
+    assert "for the MCP tool `show` or `precompact show REF`):" in with_tools.splitlines()[0]
+    assert plain.splitlines()[-2] == "`precompact recall QUERY` searches everything said before compaction."

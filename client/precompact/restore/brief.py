@@ -322,7 +322,9 @@ def compact_brief(
 def addendum(report: Dropped, budget: int, newest_request: str | None = None, mcp_tools: bool = False) -> str | None:
     """The second part: the facts of `report` (what the summary does not contain), the most
     important first (`addendum_rank`: the surer first, then by ADDENDUM_ORDER), each quoted on one
-    line with its reference, within `budget` characters, then one line on how to see the rest.
+    line with its reference, within `budget` characters (a line too long for what is left is
+    counted with the rest, and the shorter ones after it still go in), then one line on how many
+    were left out and how to list them.
     None when the summary left nothing out, or without a summary to compare with (then every
     fact would be listed, the summary's included). A request the first part quotes already is
     left out."""
@@ -334,28 +336,29 @@ def addendum(report: Dropped, budget: int, newest_request: str | None = None, mc
     if not facts:
         return None
     facts.sort(key=addendum_rank)
+    tools = "the MCP tool `show` or `precompact show REF`" if mcp_tools else "`precompact show REF`"
     head = (
         f"[precompact] What the compaction summary left out of savepoint {report.sequence} of {quoting.inline(report.instance)} "
-        "(the most important first; [N:E] is the entry's reference for `show`):\n" + QUOTE_NOTE
+        f"(the most important first; [N:E] is the entry's reference for {tools}):\n" + QUOTE_NOTE
     )
-    tools = "the MCP tool `show` or `precompact show REF`" if mcp_tools else "`precompact show REF`"
     end = f"[precompact] End of what the summary left out of savepoint {report.sequence}."
+    # Room for the line after the facts at its longest, however many are left out.
+    rest = max(len(_rest_line(len(facts), report.sequence)), len(_rest_line(0, report.sequence)))
+    used = len(head) + len(end) + rest + 3
     lines: list[str] = []
-    used = len(head) + len(end) + 2
     shown = 0
     for fact in facts:
         detail = f" -> {quoting.inline(_cut(fact.detail, EDIT_DETAIL_LIMIT))}" if fact.detail else ""
         unsure = " (possibly dropped)" if fact.confidence != dropping.DROPPED else ""
         line = f"- {fact.kind} [{report.ref(fact)}]{unsure}: {quoting.inline(_cut(fact.text, FACT_LIMIT))}{detail}"
-        rest = _rest_line(len(facts) - shown - 1, report.sequence, tools)
-        if used + len(line) + 1 + len(rest) + 1 > budget:
-            break
+        if used + len(line) + 1 > budget:
+            continue  # a shorter line further down may still fit
         lines.append(line)
         used += len(line) + 1
         shown += 1
     if not lines:
         return None
-    lines.append(_rest_line(len(facts) - shown, report.sequence, tools))
+    lines.append(_rest_line(len(facts) - shown, report.sequence))
     return "\n".join([head, *lines, end])
 
 
@@ -383,10 +386,12 @@ def _quoted_in(fact, request: str) -> bool:
     )
 
 
-def _rest_line(left: int, sequence: int, tools: str) -> str:
-    """The line after the facts: how many were left out and how to read them."""
-    more = f"{left} more fact(s) not shown: `precompact dropped {sequence}` lists them all; " if left else ""
-    return f"{more}{tools} prints an entry whole, `precompact recall QUERY` searches everything said before compaction."
+def _rest_line(left: int, sequence: int) -> str:
+    """The line after the facts: how many were left out and how to list them (the head says how
+    to show an entry; the first part, how to search)."""
+    if left:
+        return f"{left} more fact(s) not shown: `precompact dropped {sequence}` lists them all."
+    return "`precompact recall QUERY` searches everything said before compaction."
 
 
 def _integrity_lines(found: Resurrection) -> list[str]:
