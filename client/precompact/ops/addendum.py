@@ -46,7 +46,7 @@ from precompact.config import discovery
 from precompact.config import settings as configuration
 from precompact.local import provenance
 from precompact.records import Record
-from precompact.transcript import agents
+from precompact.transcript import agent_names
 
 if TYPE_CHECKING:
     from precompact.restore.resurrect import Resurrection
@@ -313,7 +313,7 @@ def prepare(loaded: configuration.Config) -> list[str]:
             if (
                 not isinstance(sequence, int)
                 or asked.get("session_id") != stem
-                or agent not in agents.NAMES
+                or agent not in agent_names.NAMES
                 or not isinstance(summary, str | None)
             ):
                 notes.append(f"addendum request {stem} is not one precompact wrote; removed")
