@@ -353,3 +353,22 @@ def test_a_summary_recorded_while_its_savepoint_s_addendum_is_computed_replaces_
     assert project.pending() == [f"{SESSION}.request"]
     asked = json.loads((project.project.path / PENDING / f"{SESSION}.request").read_text())
     assert asked["summary"] == "summary 2"
+
+
+def test_a_brief_a_resume_owed_still_queued_when_its_time_is_up_is_dropped_with_a_line_naming_the_fix(
+    project, monkeypatch
+):
+    snapshot.create_savepoint(project.settings, project.session("auto", session_id=OTHER))
+    project.says("NEW REQUEST: the ledger")
+    snapshot.queue(project.settings, project.session("auto"), reason=None)
+    assert_no_brief(project.event("SessionStart", source="resume"), NEWEST_QUEUED)
+    monkeypatch.setattr(addendum, "OWED_SECONDS", 0.0)
+    time.sleep(0.01)
+    with savepoint_log.locked(project.project.logs, 0):
+        assert project.event("UserPromptSubmit", prompt="go on") is None
+    assert not project.owed()
+    errors = (project.project.logs / "precompact-errors.log").read_text()
+    assert (
+        f"UserPromptSubmit: the brief owed to session {SESSION} was not given: its savepoint was still queued" in errors
+    )
+    assert "`precompact flush` writes it" in errors, errors

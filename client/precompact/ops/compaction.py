@@ -596,10 +596,11 @@ def _keep_owed(loaded: configuration.Config, payload: dict, owed: addendum.OwedB
         return
     session_id = _text(payload, "session_id")
     addendum.forget_brief(loaded, session_id)
+    whose = f"of session {session_id}'s compaction" if owed.source == "compact" else f"owed to session {session_id}"
     log_failure(
         loaded.root,
         _text(payload, "hook_event_name") or "hook",
-        f"the brief of session {session_id}'s compaction was not given: its savepoint was still queued "
+        f"the brief {whose} was not given: its savepoint was still queued "
         f"{waited / 60:.0f} minutes after the session start; `precompact status` says why, "
         "`precompact flush` writes it, and `precompact resurrect --format brief` then shows its brief",
     )
