@@ -372,3 +372,16 @@ def test_a_brief_a_resume_owed_still_queued_when_its_time_is_up_is_dropped_with_
         f"UserPromptSubmit: the brief owed to session {SESSION} was not given: its savepoint was still queued" in errors
     )
     assert "`precompact flush` writes it" in errors, errors
+
+
+def test_a_session_uncompact_wrote_is_neither_briefed_nor_owed_another_session_s_queued_savepoint(project):
+    """`uncompact` wrote the session (it holds the whole history): no other savepoint's brief is its,
+    so a newer one of another session queued owes it nothing and says nothing."""
+    snapshot.create_savepoint(project.settings, project.session("auto", session_id=OTHER))
+    [saved] = savepoint_log.savepoints(project.project.logs)
+    savepoint_log.mark(project.project.logs, saved, savepoint_log.Event.UNCOMPACTED, session_id="r12d-uncompacted")
+    project.says("NEW REQUEST: the ledger")
+    snapshot.queue(project.settings, project.session("auto", session_id=OTHER), reason=None)
+
+    assert project.event("SessionStart", source="resume", session_id="r12d-uncompacted") is None
+    assert not project.owed("r12d-uncompacted") and project.deliveries("r12d-uncompacted") == []
