@@ -81,3 +81,49 @@ def test_a_compaction_whose_savepoint_stays_queued_through_its_hooks_is_briefed_
     assert messages_text(mock.requests[-1]).count("[precompact] Restored from savepoint 1 of") == 1
     delivered = [e for e in setup.index() if e["event"] == "BRIEF_DELIVERED"]
     assert [(e["sequence"], e["session_id"], e["source"]) for e in delivered] == [(1, session_id, "compact")]
+
+
+def test_a_session_resumed_while_its_compaction_s_savepoint_is_queued_is_never_briefed_another_s_as_the_newest(
+    setup,
+):
+    """review12d F3 under the real CLI: another session's compaction made savepoint 1; this
+    session's `/compact` is queued (the index held by another process), and each `claude -p
+    --resume` fires SessionStart(`resume`). While the savepoint is queued, the resume is told so
+    and given no brief of savepoint 1 as the newest state; once the worker wrote it, the next resume
+    is given savepoint 2's brief, once, and recorded as given only that."""
+    from support.projects import trust
+    from test_hook_lock_wait import index_lock
+
+    session, mock = setup.session, setup.session.mock
+    config = setup.project.path / ".precompact.toml"  # no SessionEnd savepoint: only compactions make them
+    config.write_text(config.read_text().replace("session_end = true", "session_end = false"))
+    trust(setup.project.path)
+    other = session.run("Please build the header parser. [[plan:work]]")["session_id"]
+    session.run("/compact", resume=other)
+    wait_for_worker(setup.project)
+    assert [(e["event"], e["sequence"]) for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"] == [
+        ("SAVEPOINT_CREATED", 1)
+    ]
+    mine = session.run("Now make the parser strict about colons.")["session_id"]
+    holder = index_lock(setup.project)
+    try:
+        session.run("/compact", resume=mine)
+        asked = len(mock.requests)
+        session.run("What next?", resume=mine)
+        resumed = messages_text(mock.requests[asked])
+        assert "The newest savepoint is not written yet" in resumed, resumed[-3000:]
+        assert "Restored from savepoint" not in resumed, "no older savepoint briefed as the newest"
+    finally:
+        holder.stop()
+    wait_for_worker(setup.project)
+    asked = len(mock.requests)
+    session.run("And now?", resume=mine)
+    after = messages_text(mock.requests[asked])
+    assert after.count("[precompact] Restored from savepoint 2 of") == 1, after[-3000:]
+    assert "Restored from savepoint 1 of" not in after
+    delivered = [
+        (e["sequence"], e["source"])
+        for e in setup.index()
+        if e["event"] == "BRIEF_DELIVERED" and e["session_id"] == mine
+    ]
+    assert delivered == [(2, "resume")]

@@ -289,15 +289,16 @@ def test_a_worker_finishing_between_the_events_two_reads_leaves_the_brief_given(
     in between (its line appended after the index was read, its entry removed before the queue
     was) left the event seeing it in neither: the brief taken and nothing given, for good."""
     start_while_the_index_is_busy(compacted)
-    reach = snapshot.queued_reach
+    entries = snapshot.queue_entries
     finished = []
 
-    def worker_finishes_now(logs, session_id):
+    def worker_finishes_now(logs):
         if not finished:
+            monkeypatch.setattr(snapshot, "queue_entries", entries)  # the worker reads the queue itself
             finished.append(compaction.write_queued(compacted.loaded).savepoints)
-        return reach(logs, session_id)
+        return entries(logs)
 
-    monkeypatch.setattr(snapshot, "queued_reach", worker_finishes_now)
+    monkeypatch.setattr(snapshot, "queue_entries", worker_finishes_now)
     given = compacted.event("PostToolUse", tool_name="Bash")
     assert finished == [1]
     assert given is not None and given.startswith(BRIEF_START), given

@@ -217,8 +217,9 @@ def test_entries_of_the_format_before_versions_go_into_the_configured_instance_w
 def test_an_earlier_compaction_s_summary_never_becomes_a_later_compaction_s_savepoint_s(tmp_path, worker_between):
     """Compaction 1's savepoint and summary queued (the index busy, the worker killed); the session
     goes on and compacts again, savepoint 1 written directly; compaction 1's savepoint is dropped as
-    held by savepoint 1, and its summary is kept beside it, never as its summary. With a worker
-    between PreCompact 2 and PostCompact 2, summary 1 is savepoint 1's until summary 2 arrives."""
+    held by savepoint 1, and its summary is kept beside it, never as its summary, whether a worker
+    runs between PreCompact 2 and PostCompact 2 or not: savepoint 1 was made after summary 1's hook
+    (review12d F5), and no addendum is asked for summary 1."""
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
@@ -242,10 +243,12 @@ def test_an_earlier_compaction_s_summary_never_becomes_a_later_compaction_s_save
     assert saved.compact_summary == "SECOND-COMPACTION"
     [line] = [e for e in events(project, savepoint_log.Event.COMPACT_SUMMARY) if e["summary"] == "SECOND-COMPACTION"]
     assert line["queue_entry"] == second and isinstance(line["queued_at"], int)
-    if not worker_between:
-        [earlier] = events(project, savepoint_log.Event.EARLIER_COMPACT_SUMMARY)
-        assert (earlier["sequence"], earlier["summary"]) == (1, "FIRST-COMPACTION")
+    [earlier] = events(project, savepoint_log.Event.EARLIER_COMPACT_SUMMARY)
+    assert (earlier["sequence"], earlier["summary"]) == (1, "FIRST-COMPACTION")
+    if not worker_between:  # else the worker between said it
         assert any("as an earlier compaction's summary" in note for note in done.notes), done.notes
+    assert [e["summary"] for e in events(project, savepoint_log.Event.COMPACT_SUMMARY)] == ["SECOND-COMPACTION"]
+    assert not (project.path / "logs" / "precompact-pending" / f"{SESSION}.request").exists()
 
 
 def test_a_summary_is_recorded_with_the_savepoint_written_from_its_entry_not_the_session_s_latest(tmp_path):

@@ -220,6 +220,37 @@ def to_brief(
     return max(reversed(held), key=lambda s: s.made_at) if held else None
 
 
+def brief_waits(
+    saved: list[savepoint_log.Savepoint],
+    instance: str,
+    session_id: str | None,
+    source: str | None,
+    entries: list[snapshot.QueueEntry],
+) -> bool:
+    """Whether the savepoint a session starting from `source` is to be briefed with is queued,
+    not written yet (`entries`: snapshot.queue_entries, read before `saved`), so that `to_brief`'s
+    pick now is an older one. After a compaction: one queued for the session that reads further
+    than its savepoints written (`waiting`). From any other source: one `to_brief` would pick
+    once written, of `instance`, not the session's own that no compaction made, reading further
+    than its own session's savepoints written (one they hold is dropped unwritten), saved by its
+    hook no earlier than the pick now (an entry of the format that names no time counts as later:
+    it was queued, and so saved, after nothing that can be told)."""
+    if source == "compact":
+        mine = [e.end for e in entries if e.session is not None and e.session.session_id == session_id and e.end]
+        return bool(session_id) and waiting(saved, session_id, max(mine, default=0))
+    pick = to_brief(saved, session_id, source)
+    for entry in entries:
+        queued = entry.session
+        if queued is None or entry.end is None or entry.instance not in (None, instance):
+            continue
+        if session_id and queued.session_id == session_id and queued.trigger not in COMPACTED:
+            continue  # a resumed session has what it holds (to_brief leaves such savepoints out)
+        newer = pick is None or entry.queued_at is None or entry.queued_at >= pick.made_at
+        if newer and waiting(saved, queued.session_id, entry.end):
+            return True
+    return False
+
+
 def latest_of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> savepoint_log.Savepoint | None:
     """The session's newest savepoint that holds a conversation."""
     mine = [s for s in of_session(saved, session_id) if not is_empty(s)]

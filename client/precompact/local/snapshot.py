@@ -1364,9 +1364,10 @@ def record_summary(
     for is written into the entry first, and its line names the entry) and tells `recorded`
     again, so what follows from it is never lost. Its savepoint is the one it names, or the one
     written from the queue entry it names (`queue_summary`); that entry dropped as held, the
-    savepoint that held it, unless a later compaction's summary of the session is recorded: then
-    it is kept as an EARLIER_COMPACT_SUMMARY of that savepoint, never its summary, and `recorded`
-    is not told. An entry gone meanwhile was recorded by another writer; one that is none of
+    savepoint that held it, unless that savepoint was made after the summary's hook or a later
+    compaction's summary of the session is recorded: then it is kept as an
+    EARLIER_COMPACT_SUMMARY of that savepoint, never its summary, and `recorded` is not told (no
+    addendum is asked for what an earlier compaction's summary left out). An entry gone meanwhile was recorded by another writer; one that is none of
     this machine's is removed; one whose savepoint is still queued waits; one of another version,
     or whose savepoint is missing, is left queued and counted failed. LockTimeout when the index
     lock stays busy past `lock_timeout` (the entry then waits for the worker)."""
@@ -1450,7 +1451,11 @@ def _summary_savepoint(
     if not holding:
         return missing
     holder = holding[0]
-    later = index.summarised_after(hooks.instance, {s.sequence for s in mine}, summary.queued_at or 0)
+    # A holder made after the summary's hook (a later compaction's PreCompact, a SessionEnd)
+    # holds more than the summary's compaction dropped: the summary is an earlier compaction's,
+    # whether or not the later one's summary has arrived yet.
+    made_later = summary.queued_at is not None and holder.made_at > summary.queued_at
+    later = made_later or index.summarised_after(hooks.instance, {s.sequence for s in mine}, summary.queued_at or 0)
     return holder, later
 
 

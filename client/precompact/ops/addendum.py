@@ -46,7 +46,7 @@ from precompact.config import discovery
 from precompact.config import settings as configuration
 from precompact.local import provenance
 from precompact.records import Record
-from precompact.transcript import agents
+from precompact.transcript import agent_names
 
 if TYPE_CHECKING:
     from precompact.restore.resurrect import Resurrection
@@ -124,6 +124,14 @@ def _drop_made_before(logs: Path, stem: str, sequence: int) -> list[int | None]:
             logs_dir.remove(logs, holder)
         made.append(held)
     return made
+
+
+def drop_earlier(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
+    """Removes the session's addenda of savepoints before `sequence` not given yet: an earlier
+    compaction's, made while the brief of `sequence` was owed."""
+    stem = discovery.pending_name(session_id)
+    if stem is not None:
+        _drop_made_before(loaded.logs, stem, sequence)
 
 
 def owe_brief(loaded: configuration.Config, session_id: str | None, source: str, newest: int, now: float) -> bool:
@@ -205,17 +213,37 @@ def request(
 ) -> bool:
     """The summary of savepoint `sequence` is known: the worker is asked for the addendum (the
     caller starts it). `summary` is the one read from the session file where PostCompact did not
-    record one (None: the recorded one), compared in its first MAX_SUMMARY_CHARS characters.
-    False for a session id no pending file can be named by."""
+    record one (None: the recorded one), compared in its first MAX_SUMMARY_CHARS characters. It
+    is the session's newest compaction's: an addendum of this savepoint or an earlier one not
+    given yet (an earlier summary's) is dropped, and the request replaces one not computed yet.
+    False, nothing asked, for a session id no pending file can be named by, and for an earlier
+    compaction's summary recorded late (a later savepoint's summary is awaited, asked for or
+    made already): what it left out is not the session's state any more."""
     stem = discovery.pending_name(session_id)
-    if stem is None:
+    if stem is None or _later_pending(loaded.logs, stem, sequence):
         return False
+    _drop_made_before(loaded.logs, stem, sequence + 1)
     if summary is not None:
         summary = summary[:MAX_SUMMARY_CHARS]
     record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
     logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
     logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
     return True
+
+
+def _later_pending(logs: Path, stem: str, sequence: int) -> bool:
+    """Whether the session awaits, has asked for or has made the addendum of a savepoint after
+    `sequence`."""
+    pending = [
+        _sequence(logs, _name(stem, discovery.AWAITING_SUFFIX)),
+        _sequence(logs, _name(stem, REQUEST_SUFFIX)),
+        _sequence(logs, _name(stem, COMPUTING_SUFFIX)),
+        *(
+            _stamped_sequence(logs, _name(stem, suffix))
+            for suffix in (discovery.READY_SUFFIX, discovery.DELIVERING_SUFFIX, COMPUTING_SUFFIX)
+        ),
+    ]
+    return any(held is not None and held > sequence for held in pending)
 
 
 def requested(loaded: configuration.Config) -> bool:
@@ -285,14 +313,14 @@ def prepare(loaded: configuration.Config) -> list[str]:
             if (
                 not isinstance(sequence, int)
                 or asked.get("session_id") != stem
-                or agent not in agents.NAMES
+                or agent not in agent_names.NAMES
                 or not isinstance(summary, str | None)
             ):
                 notes.append(f"addendum request {stem} is not one precompact wrote; removed")
                 continue
             text = _compute(loaded, stem, sequence, agent, summary)
-            if text is None:
-                continue
+            if text is None or stem in _requests(loaded):
+                continue  # nothing to add; or a newer summary was recorded meanwhile, whose request replaces this
             record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
             # The claim becomes the ready file: killed between these two, the next worker finds
             # the addendum in the claim and makes it ready (never given twice, never lost).

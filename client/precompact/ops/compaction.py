@@ -379,11 +379,17 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
         recovered = _recover(payload, loaded, agent, until)[1]
     if source not in loaded.session_start_sources:
         return None
-    # One read of the index answers all three questions (it grows with the project).
+    # The queue before the index (a worker writing the savepoint between the two reads is then
+    # seen in the index); one read of the index answers all three questions (it grows with the
+    # project).
+    entries = _queue_entries(loaded)
     index = savepoint_log.read(loaded.logs)
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, source)
-    if source == "compact" and _compaction_queued(loaded, saved, session_id, recovered):
+    if (recovered == capture.QUEUED or capture.brief_waits(saved, loaded.instance, session_id, source, entries)) and (
+        source == "compact" or not (session_id and index.written_by_uncompact(session_id))
+    ):
+        # The savepoint to brief is still queued: no older one is briefed as the newest state.
         return QueuedBriefing(latest, session_id, source, agent, saved[-1].sequence if saved else 0)
     # OpenCode keeps none of the text precompact's plugin adds: each OpenCode process asks once
     # per compaction, and is given the brief again.
@@ -403,11 +409,22 @@ def _compaction_queued(
     """Whether the savepoint of the compaction `session_id` was just given is queued, not written
     yet: its recovery was queued just now, or a savepoint queued for the session reads further
     into its transcript than every one of its savepoints written."""
-    from precompact.local import capture, snapshot
+    from precompact.local import capture
 
-    return recovered == capture.QUEUED or capture.waiting(
-        saved, session_id, snapshot.queued_reach(loaded.logs, session_id)
+    return recovered == capture.QUEUED or capture.brief_waits(
+        saved, loaded.instance, session_id, "compact", _queue_entries(loaded)
     )
+
+
+def _queue_entries(loaded: configuration.Config) -> list[snapshot.QueueEntry]:
+    """The queue's entries as they read now; none when the queue cannot be read (its writer says
+    why, not a hook)."""
+    from precompact.local import snapshot
+
+    try:
+        return snapshot.queue_entries(loaded.logs)
+    except OSError:  # ConfinementError: its folder is a link, say
+        return []
 
 
 def before_agent(loaded: configuration.Config, payload: dict) -> Briefing | QueuedBriefing | None:
@@ -488,13 +505,14 @@ def deliver(
     if isinstance(briefing, QueuedBriefing):
         from precompact.restore import brief as restore_brief
 
-        comes_with = "prompt" if briefing.agent == agent_names.GEMINI else None
+        # Gemini's BeforeAgent asks again at each prompt after a compression, not after another start.
+        comes_with = "prompt" if briefing.agent == agent_names.GEMINI and briefing.source == "compact" else None
         if briefing.agent in OWED_LATER:
             from precompact.ops import addendum
 
             if addendum.owe_brief(loaded, briefing.session_id, briefing.source, briefing.newest, time.time()):
                 comes_with = "prompt or tool call"
-        return restore_brief.queued(briefing.previous, comes_with)
+        return restore_brief.queued(briefing.previous, comes_with, compacted=briefing.source == "compact")
     from precompact.config import agent_settings
 
     mcp_tools = agent_settings.mcp_installed(briefing.agent, loaded.root)
@@ -508,10 +526,14 @@ def deliver(
     context = session_start_brief(
         loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts, briefing.saved
     )
-    if two_parts:
-        from precompact.ops import addendum
+    from precompact.ops import addendum
 
+    if two_parts:
         addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
+    if event == "SessionStart" and briefing.agent in OWED_LATER:
+        # A brief an earlier start owed is settled by this one, of the newest savepoint it may be
+        # given: never a second brief after it.
+        addendum.forget_brief(loaded, briefing.session_id)
     record_delivery(loaded, briefing, event)
     return context
 
@@ -529,15 +551,15 @@ def after_compaction(loaded: configuration.Config, payload: dict, agent: str) ->
     session_id = _text(payload, "session_id")
     owed = addendum.owed_brief(loaded, session_id) if agent in OWED_LATER else None
     if owed is not None:
-        from precompact.local import capture, snapshot
+        from precompact.local import capture
 
         # The queue before the index: a worker that writes the savepoint between the two reads
         # is then seen in the index (read the other way round, in neither: the brief taken and
         # never given).
-        reach = snapshot.queued_reach(loaded.logs, session_id)
+        entries = _queue_entries(loaded)
         index = savepoint_log.read(loaded.logs)
         saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
-        if capture.waiting(saved, session_id, reach):
+        if capture.brief_waits(saved, loaded.instance, session_id, owed.source, entries):
             # A worker that died leaves the entry to the next one: this event starts it (it
             # stops at once when one runs), or the brief would wait out OWED_SECONDS for nothing.
             _start_worker(loaded, payload)
@@ -567,10 +589,11 @@ def _keep_owed(loaded: configuration.Config, payload: dict, owed: addendum.OwedB
         return
     session_id = _text(payload, "session_id")
     addendum.forget_brief(loaded, session_id)
+    whose = f"of session {session_id}'s compaction" if owed.source == "compact" else f"owed to session {session_id}"
     log_failure(
         loaded.root,
         _text(payload, "hook_event_name") or "hook",
-        f"the brief of session {session_id}'s compaction was not given: its savepoint was still queued "
+        f"the brief {whose} was not given: its savepoint was still queued "
         f"{waited / 60:.0f} minutes after the session start; `precompact status` says why, "
         "`precompact flush` writes it, and `precompact resurrect --format brief` then shows its brief",
     )
@@ -589,7 +612,7 @@ def _owed_briefing(
     from precompact.local import capture
 
     session_id = _text(payload, "session_id")
-    latest = capture.to_brief(saved, session_id, "compact")
+    latest = capture.to_brief(saved, session_id, owed.source)
     if latest is None or (session_id and _brief_delivered(index, latest.instance, latest.sequence, session_id)):
         return None
     return Briefing(latest, session_id, owed.source, agent, saved, lock_deadline(payload, agent))
@@ -599,10 +622,16 @@ def _owed_brief_given(loaded: configuration.Config, briefing: Briefing, event: s
     """The owed brief's first part, recorded as given (`deliver`), followed by what the summary
     left out when the worker has that ready too. They share `[hooks] brief_budget` as at a
     compaction's two events: the first at most half of it, the second what the worker left it
-    after the first part less restore/brief.AGE_SLACK, of which the blank line between them is."""
+    after the first part less restore/brief.AGE_SLACK, of which the blank line between them is.
+    The whole brief a session start of another source owed takes the budget alone: what a
+    summary left out then comes with a later event, as after that start."""
     from precompact.ops import addendum
 
     first = deliver(loaded, briefing, event)
+    if briefing.source != "compact" or briefing.savepoint.session_id != briefing.session_id:
+        return first
+    # An earlier compaction's addendum made since the session start owed this brief is not this one's.
+    addendum.drop_earlier(loaded, briefing.session_id, briefing.savepoint.sequence)
     second = addendum.take(loaded, briefing.session_id)
     if first is None or second is None:
         return first or second

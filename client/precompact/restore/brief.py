@@ -257,25 +257,36 @@ def next_part(agent: str) -> str:
     return f"What the compaction summary left out of this savepoint comes {NEXT_PART_WHEN.get(agent, NEXT_PART_WHEN_DEFAULT)}."
 
 
-def queued(previous: savepoint_log.Savepoint | None, comes_with: str | None = None, now: datetime | None = None) -> str:
-    """What a compacted session is given while its compaction's savepoint is queued (too large for
-    the hook to write in its time, or the index busy), in fixed words: no brief of it, and none of an older savepoint as if it
-    were this compaction's; `previous`, the session's savepoint before it, named, not checked here
-    (no proof of it is claimed). `comes_with`: the event that gives the session the brief once the
-    savepoint is written ("prompt or tool call": ops/compaction.OWED_LATER; Gemini's "prompt")."""
+def queued(
+    previous: savepoint_log.Savepoint | None,
+    comes_with: str | None = None,
+    now: datetime | None = None,
+    compacted: bool = True,
+) -> str:
+    """What a starting session is given while the savepoint it is to be briefed with is queued
+    (too large for the hook to write in its time, or the index busy), in fixed words: no brief of
+    it, and none of an older savepoint as if it were the newest. `compacted`: the session was just
+    compacted and the savepoint is its compaction's; else it is the newest savepoint (a resumed
+    or started session's). `previous`, the savepoint briefed otherwise (after a compaction the
+    session's own before it), named, not checked here (no proof of it is claimed). `comes_with`:
+    the event that gives the session the brief once the savepoint is written ("prompt or tool
+    call": ops/compaction.OWED_LATER; Gemini's "prompt")."""
     said = (
-        "[precompact] This compaction's savepoint is not written yet: it was queued for the background "
+        ("[precompact] This compaction's savepoint" if compacted else "[precompact] The newest savepoint")
+        + " is not written yet: it was queued for the background "
         "worker (more than the hook writes itself, or the index busy) and is written there "
         "(`precompact status` lists it once written, "
         "`precompact flush` writes it now); no brief of it can be given here"
         + (f"; it comes with your first {comes_with} after the savepoint is written." if comes_with else ".")
     )
     if previous is not None:
-        said += (
-            f" This session's previous savepoint, {previous.sequence} (sha256:{previous.snapshot_hash[:12]}, "
-            f"saved {_age(previous.made_at, now)} ago), ends before the turns this compaction dropped; "
-            f"it was not checked here (`precompact resurrect --sequence {previous.sequence}` checks and restores it)."
+        named = f"{previous.sequence} (sha256:{previous.snapshot_hash[:12]}, saved {_age(previous.made_at, now)} ago)"
+        held = (
+            f" This session's previous savepoint, {named}, ends before the turns this compaction dropped;"
+            if compacted
+            else f" The newest savepoint written, {named}, was saved before the one queued;"
         )
+        said += f"{held} it was not checked here (`precompact resurrect --sequence {previous.sequence}` checks and restores it)."
     return quoting.single_line(said)
 
 
