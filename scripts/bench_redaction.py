@@ -31,6 +31,10 @@ CASES = {
     "wallet_key": _repeated("private_key:"),
     "solana_keypair": "[" + _repeated("1,"),
     "vendor token (a long run)": "AKIA" + "A" * MiB,
+    "secret_field, escaped (unterminated value)": 'password\\": \\"' + "a" * MiB,
+    "JSON text (a string per line)": "[" + _repeated('"token \\n",') + "]",
+    "JSON text (cut inside a string)": '{"a":"' + _repeated("token\\n"),
+    "JSON text (strings nested in strings)": "[" + _repeated('"[\\"a\\\\n\\"]",') + "]",
 }
 
 
