@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from precompact.transcript.redact import Redactor, _Occurrences
 from support.secret_corpus import SECRETS as PLANTED
-from support.secret_corpus import clean_corpus
+from support.secret_corpus import clean_corpus, leaked, shell_quoted
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----"
 KEYPAIR = json.dumps(list(range(64)))
@@ -704,33 +704,18 @@ def test_a_pattern_tried_only_where_its_gate_puts_a_start_finds_what_a_search_ev
     assert tried > 100  # the comparison saw matches, not only texts where nothing matches
 
 
-def _shell_quoted(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
-
-
-def _leaked(planted, out: str) -> bool:
-    """Whether a planted format's sensitive value is in `out`, as it is, escaped by a shell's double
-    quotes, or escaped as a JSON string."""
-    return any(
-        form in out
-        for value in planted.sensitive
-        for text in (value, _shell_quoted(value))
-        for form in (text, json.dumps(text)[1:-1])
-    )
-
-
 @pytest.mark.parametrize(
     "shape",
     [
-        lambda text: f'echo "{_shell_quoted(text)}" >> .env',
-        lambda text: f"python3 -c \"open('.env', 'a').write('{_shell_quoted(text)}\\n')\"",
+        lambda text: f'echo "{shell_quoted(text)}" >> .env',
+        lambda text: f"python3 -c \"open('.env', 'a').write('{shell_quoted(text)}\\n')\"",
     ],
     ids=["echo with escaped quotes", "python -c with escaped quotes"],
 )
 def test_every_planted_format_is_redacted_inside_a_shells_escaped_double_quotes(shape):
     """A quote-bounded pattern (seed phrase, JSON secret field, PowerShell, a command's password)
     takes a backslash-escaped quote for its quote: the planted text in a command a model writes."""
-    left = [p.format for p in PLANTED if _leaked(p, Redactor().redact(shape(p.text)))]
+    left = [p.format for p in PLANTED if leaked(p, Redactor().redact(shape(p.text)))]
     assert not left, left
 
 
@@ -740,7 +725,7 @@ def test_every_planted_format_is_redacted_inside_a_shells_escaped_double_quotes(
         lambda text: json.dumps({"cmd": f"cat >> .env <<'EOF'\n{text}\nEOF"}, separators=(",", ":")),
         lambda text: json.dumps({"cmd": f"printf '%s\\n' '{text}' > settings.cfg"}),
         lambda text: json.dumps({"path": "deploy.env", "content": f"# deploy settings\n{text}\n"}, indent=2),
-        lambda text: json.dumps([{"cmd": f'echo "{_shell_quoted(text)}" >> .env'}]),
+        lambda text: json.dumps([{"cmd": f'echo "{shell_quoted(text)}" >> .env'}]),
         lambda text: json.dumps({"arguments": json.dumps({"cmd": f"cat > .env <<EOF\n{text}\nEOF"})}),
     ],
     ids=["heredoc in compact JSON", "printf in JSON", "a file in an MCP answer", "escaped quotes in JSON", "nested"],
@@ -749,7 +734,7 @@ def test_every_planted_format_is_redacted_inside_a_string_that_is_json(shape):
     """A string that is a JSON document (a Codex tool call's arguments, an MCP tool's answer) is
     redacted as what its strings decode to: escaped, a line's start follows the letter `n` and a
     quote is `\\"`, where the patterns would see neither."""
-    left = [p.format for p in PLANTED if _leaked(p, Redactor().redact({"arguments": shape(p.text)})["arguments"])]
+    left = [p.format for p in PLANTED if leaked(p, Redactor().redact({"arguments": shape(p.text)})["arguments"])]
     assert not left, left
 
 
@@ -765,7 +750,7 @@ def test_every_planted_format_is_redacted_in_json_text_that_does_not_parse(cut):
         "cut inside an escape": line[: line.rindex("\\n") + 1],
     }[cut]
     out = Redactor().redact({"text": text})["text"]
-    assert not [p.format for p in PLANTED[:-1] if _leaked(p, out)]
+    assert not [p.format for p in PLANTED[:-1] if leaked(p, out)]
     assert out.startswith('{"type": "user", "message": {"content": [{"type": "tool_result", "content": "step 0')
 
 

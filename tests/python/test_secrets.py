@@ -19,7 +19,7 @@ from support import fault_trials
 from support.claude_code import wait_for_worker
 from support.commands import hook, precompact, wait_until
 from support.projects import full_document, fund, new_project
-from support.secret_corpus import SECRETS, false_positives
+from support.secret_corpus import SECRETS, false_positives, leaked, shell_quoted
 from support.transcript_gen import generate, payload
 
 
@@ -179,28 +179,13 @@ def test_every_dot_env_file_is_kept_out_of_the_snapshot(tmp_path):
     assert {name: loaded[name] for name in read} == {key: {"source": "Read", "excluded": True} for key in read}, loaded
 
 
-def _escaped_for_a_shell(text: str) -> str:
-    """`text` inside a shell's double quotes, as a model writes it: `echo "KEY=\"value\""`."""
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
-
-
-def _in_every_form(value: str) -> list[bytes]:
-    """`value` as it is, inside one JSON string, and inside a JSON string held by another (a Codex
-    rollout's `arguments`); each also as a shell's double quotes escape it."""
-    forms = []
-    for text in (value, _escaped_for_a_shell(value)):
-        once = json.dumps(text)[1:-1]
-        forms += [text, once, json.dumps(once)[1:-1]]
-    return [form.encode() for form in forms]
-
-
 def _claude_code_shapes(project, transcript) -> None:
     """Each planted format written the ways a Claude Code transcript holds it: in a Bash
     command with its double quotes escaped, and in an MCP tool's answer that is a JSON document
     (a file's contents as `{"path": …, "content": …}`), the text on a line of its own."""
     entries: list[dict] = [{"type": "user", "message": {"role": "user", "content": "Put my settings in .env."}}]
     for number, planted in enumerate(SECRETS):
-        command = f'echo "{_escaped_for_a_shell(planted.text)}" >> .env'
+        command = f'echo "{shell_quoted(planted.text)}" >> .env'
         answer = json.dumps({"path": "config/deploy.env", "content": f"# deploy settings\n{planted.text}\n"})
         for turn, (name, given, result) in enumerate(
             [("Bash", {"command": command}, ""), ("mcp__github__get_file_contents", {"path": "deploy.env"}, answer)]
@@ -277,5 +262,5 @@ def test_no_planted_secret_in_the_shapes_agents_write_reaches_snapshot_logs_or_g
         "git (remote)": git_objects(project.remote),
     }
     for place, data in places.items():
-        left = [p.format for p in SECRETS if any(f in data for v in p.sensitive for f in _in_every_form(v))]
+        left = [p.format for p in SECRETS if leaked(p, data.decode(errors="replace"))]
         assert not left, f"{len(left)} of {len(SECRETS)} formats found in {place}: {left}"
