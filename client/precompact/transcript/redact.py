@@ -1359,7 +1359,7 @@ def _strings(value) -> tuple[list[str], bool]:
 
 # A string in JSON text and its body; at the end of a text cut short (a line kept as its head)
 # the last one may have no closing quote, or end inside an escape.
-_JSON_STRING = re.compile(r'"(?P<body>(?:[^"\\]|\\.)*+)(?:"|\\?\Z)', re.DOTALL)
+_JSON_STRING = re.compile(r'"(?P<body>[^"\\]*+(?:\\.[^"\\]*+)*+)(?:"|\\?\Z)', re.DOTALL)
 _JSON_ESCAPE = re.compile(r"\\(?:u(?P<code>[0-9a-fA-F]{4})|(?P<char>.))", re.DOTALL)
 _JSON_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 
