@@ -766,3 +766,15 @@ def test_json_text_is_rewritten_only_in_the_strings_that_held_a_secret():
         '{"cmd":"cat <<EOF\\n[REDACTED:github_token]\\n\\"x\\"\\nEOF" ,  "other":"a\\u00e9\\n"}'
     )
     assert redactor.counts == {"github_token": 1}
+
+
+def test_json_strings_redacted_in_one_pass_are_redacted_alone_when_a_match_takes_in_the_next():
+    """A private key's block cut off before its END runs to the end of the text: in the one pass
+    over the JSON text's strings joined, it would take in the strings after it; each is then
+    redacted alone, and the counts are those of one pass per string."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    strings = ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA", f"saved\n{token}", "clean\ttext"]
+    redactor = Redactor()
+    out = json.loads(redactor.redact({"a": json.dumps(strings)})["a"])
+    assert out == ["[REDACTED:private_key]", "saved\n[REDACTED:github_token]", "clean\ttext"]
+    assert redactor.counts == {"private_key": 1, "github_token": 1}
