@@ -1,15 +1,21 @@
 """Redaction against adversarial input: 1 MiB per pattern family, each built to make a pattern
-rescan what follows every start (a private key's header with no END line was quadratic). Prints
-the best of `--runs` per family; tests/python/test_redact.py bounds how each grows with its input.
-Usage: .venv/bin/python scripts/bench_redaction.py [--runs 3] [--json]"""
+rescan what follows every start (a private key's header with no END line was quadratic), then
+text as sessions hold it (this project's code as a tool's output, as an MCP tool's JSON answer,
+in Codex tool calls' arguments). Prints the best of `--runs` per case; tests/python/test_redact.py
+bounds how each family grows with its input. `--against PATH` times the redact.py of another
+build (`git show <commit>:client/precompact/transcript/redact.py > PATH`) in turn with this one's.
+Usage: .venv/bin/python scripts/bench_redaction.py [--runs 3] [--json] [--against PATH]"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import sys
 import time
+from pathlib import Path
 
-from precompact.transcript.redact import Redactor
+from precompact.transcript import redact
 
 MiB = 1 << 20
 
@@ -31,27 +37,56 @@ CASES = {
     "wallet_key": _repeated("private_key:"),
     "solana_keypair": "[" + _repeated("1,"),
     "vendor token (a long run)": "AKIA" + "A" * MiB,
+    "secret_field, escaped (unterminated value)": 'password\\": \\"' + "a" * MiB,
+    "JSON text (a string per line)": "[" + _repeated('"token \\n",') + "]",
+    "JSON text (cut inside a string)": '{"a":"' + _repeated("token\\n"),
+    "JSON text (strings nested in strings)": "[" + _repeated('"[\\"a\\\\n\\"]",') + "]",
 }
+
+
+_CODE = (Path(__file__).resolve().parents[1] / "client" / "precompact" / "local" / "snapshot.py").read_text()
+_SESSIONS = {
+    "code as a tool's output (1 MiB)": [(_CODE * (MiB // len(_CODE) + 1))[:MiB]],
+    "code in an MCP tool's JSON answer (1 MiB)": [json.dumps({"path": "a.py", "content": (_CODE * 20)[:MiB]})],
+    "code written by 2,000 Codex heredocs (0.8 MiB)": [
+        json.dumps({"cmd": f"cat > f{n}.py <<'EOF'\n{_CODE[n * 400 : (n + 1) * 400]}\nEOF"}, separators=(",", ":"))
+        for n in range(2000)
+    ],
+}
+
+
+def _module(path: str):
+    spec = importlib.util.spec_from_file_location("redact_against", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["redact_against"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--against", help="another build's redact.py, timed in turn with this one's")
     args = parser.parse_args()
-    results = {}
-    for family, text in CASES.items():
-        times = []
+    builds = {"this": redact, **({"against": _module(args.against)} if args.against else {})}
+    results: dict[str, dict[str, float]] = {}
+    for case, texts in [*((family, [text]) for family, text in CASES.items()), *_SESSIONS.items()]:
+        results[case] = {}
         for _ in range(args.runs):
-            began = time.perf_counter()
-            Redactor().redact(text)
-            times.append(time.perf_counter() - began)
-        results[family] = min(times)
+            for build, module in builds.items():
+                redactor = module.Redactor()
+                began = time.perf_counter()
+                for text in texts:
+                    redactor.redact({"text": text})
+                spent = time.perf_counter() - began
+                results[case][build] = min(results[case].get(build, spent), spent)
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    for family, seconds in results.items():
-        print(f"{seconds:7.3f} s  {family}")
+    for case, seconds in results.items():
+        print("  ".join(f"{seconds[build]:7.3f} s" for build in builds) + f"  {case}")
 
 
 if __name__ == "__main__":

@@ -76,25 +76,28 @@ def main() -> int:
         for tally in tallies:
             print(f"| {tally.scenario} | {tally.trials} | {tally.failed_trials} | {tally.lost} |")
         print()
-    progress("redaction: planted corpus and clean corpus …")
-    missed = [
-        p.format
-        for p in secret_corpus.SECRETS
-        if any(v in Redactor().redact({"text": f"see {p.text} here"})["text"] for v in p.sensitive)
-    ]
-    caught = len(secret_corpus.SECRETS) - len(missed)
+    progress("redaction: planted corpus (in each shape the agents write it) and clean corpus …")
+    missed = {
+        shape: [
+            p.format
+            for p in secret_corpus.SECRETS
+            if secret_corpus.leaked(p, Redactor().redact({"text": written(p.text)})["text"])
+        ]
+        for shape, written in secret_corpus.SHAPES.items()
+    }
+    total = len(secret_corpus.SECRETS)
     clean = secret_corpus.false_positives()
-    print(
-        f"Secrets redacted: {caught}/{len(secret_corpus.SECRETS)} formats ({caught / len(secret_corpus.SECRETS):.1%})."
-    )
-    for name in missed:
-        print(f"  missed: {name}")
+    for shape, names in missed.items():
+        caught = total - len(names)
+        print(f"Secrets redacted {shape}: {caught}/{total} formats ({caught / total:.1%}).")
+        for name in names:
+            print(f"  missed: {name}")
     print(
         f"False positives: {len(clean.changed)} of {clean.lines:,} lines ({clean.rate:.4%}) of real code and prose ({clean.bytes / 1e6:.1f} MB)."
     )
     for line in clean.changed:
         print(f"  {line[:120]}")
-    return 1 if any(t.failures or t.lost for t in tallies) or missed else 0
+    return 1 if any(t.failures or t.lost for t in tallies) or any(missed.values()) else 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from precompact.local import savepoint_log
 from precompact.transcript import claude_code as transcript
 from support.commands import hook, precompact
 from support.projects import full_document, new_project
+from support.secret_corpus import SECRETS, leaked
 from support.transcript_gen import payload
 
 SECRET = "ghp_" + "Zq8vT3nLw0" * 4  # a GitHub token's shape
@@ -86,6 +87,26 @@ def test_a_huge_line_is_kept_as_its_redacted_head(tmp_path):
     assert kept["bytes"] == len(huge) and kept["truncated"] is True
     assert len(kept["text"].encode()) <= transcript.UNPARSED_TEXT_BYTES
     assert SECRET not in kept["text"] and "[REDACTED:github_token]" in kept["text"]
+
+
+@pytest.mark.parametrize("kept_as_text", ["longer than the cap", "malformed"])
+def test_a_line_kept_as_text_has_every_planted_format_redacted(tmp_path, kept_as_text):
+    """The 132 formats in a tool's output, each on a line of its own, in a transcript line kept as
+    its text: redacted as what the line's strings decode to, where a line break is the letter `n`
+    after a backslash and a quote `\\"`."""
+    output = "\n".join(f"step {n}: loaded setting\n{p.text}" for n, p in enumerate(SECRETS))
+    if kept_as_text == "longer than the cap":
+        output += "\n" + ("x" * 120 + "\n") * (transcript.MAX_LINE_BYTES // 121 + 10)
+    line = json.dumps(
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": output}]}}
+    )
+    if kept_as_text == "malformed":
+        line = line[:-1] + ",}"
+    document = saved_document(tmp_path, [line.encode()])
+    [kept] = unparsed(document)
+    assert "step 0: loaded setting" in kept["text"] and f"step {len(SECRETS) - 1}:" in kept["text"]
+    assert not [p.format for p in SECRETS if leaked(p, kept["text"])]
+    assert not [p.format for p in SECRETS if leaked(p, json.dumps(document))]
 
 
 def test_a_session_state_file_over_its_cap_is_cut_and_said_to_be(tmp_path):

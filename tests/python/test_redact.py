@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from precompact.transcript.redact import Redactor, _Occurrences
 from support.secret_corpus import SECRETS as PLANTED
-from support.secret_corpus import clean_corpus
+from support.secret_corpus import clean_corpus, leaked, shell_quoted
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----"
 KEYPAIR = json.dumps(list(range(64)))
@@ -625,6 +625,11 @@ ADVERSARIAL = {
     "powershell_secure_string": _each("ConvertTo-SecureString "),
     "vault_token": lambda size: "token " + _repeated("s.aB3", size),
     "jwt (no payload end)": _each("eyJhbGciOiJIUzI1NiJ9." + "a" * 30),
+    "secret_field, escaped (unterminated value)": lambda size: 'password\\": \\"' + "a" * size,
+    "secret_field, escaped (a run of keys)": _each('password\\": \\"'),
+    "JSON text (a string per line)": lambda size: "[" + _repeated('"token \\n",', size) + "]",
+    "JSON text (cut inside a string)": lambda size: '{"a":"' + _repeated("token\\n", size),
+    "JSON text (strings nested in strings)": lambda size: "[" + _repeated('"[\\"a\\\\n\\"]",', size) + "]",
 }
 # Linear is 4; quadratic work 16. Between: timer noise on the fast families, cache effects.
 MOST_GROWTH = 8.0
@@ -697,3 +702,79 @@ def test_a_pattern_tried_only_where_its_gate_puts_a_start_finds_what_a_search_ev
             assert [m.span() for m in pattern._matches_at(text, starts)] == expected, (pattern.kind, text[:80])
             tried += bool(expected)
     assert tried > 100  # the comparison saw matches, not only texts where nothing matches
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda text: f'echo "{shell_quoted(text)}" >> .env',
+        lambda text: f"python3 -c \"open('.env', 'a').write('{shell_quoted(text)}\\n')\"",
+    ],
+    ids=["echo with escaped quotes", "python -c with escaped quotes"],
+)
+def test_every_planted_format_is_redacted_inside_a_shells_escaped_double_quotes(shape):
+    """A quote-bounded pattern (seed phrase, JSON secret field, PowerShell, a command's password)
+    takes a backslash-escaped quote for its quote: the planted text in a command a model writes."""
+    left = [p.format for p in PLANTED if leaked(p, Redactor().redact(shape(p.text)))]
+    assert not left, left
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda text: json.dumps({"cmd": f"cat >> .env <<'EOF'\n{text}\nEOF"}, separators=(",", ":")),
+        lambda text: json.dumps({"cmd": f"printf '%s\\n' '{text}' > settings.cfg"}),
+        lambda text: json.dumps({"path": "deploy.env", "content": f"# deploy settings\n{text}\n"}, indent=2),
+        lambda text: json.dumps([{"cmd": f'echo "{shell_quoted(text)}" >> .env'}]),
+        lambda text: json.dumps({"arguments": json.dumps({"cmd": f"cat > .env <<EOF\n{text}\nEOF"})}),
+    ],
+    ids=["heredoc in compact JSON", "printf in JSON", "a file in an MCP answer", "escaped quotes in JSON", "nested"],
+)
+def test_every_planted_format_is_redacted_inside_a_string_that_is_json(shape):
+    """A string that is a JSON document (a Codex tool call's arguments, an MCP tool's answer) is
+    redacted as what its strings decode to: escaped, a line's start follows the letter `n` and a
+    quote is `\\"`, where the patterns would see neither."""
+    left = [p.format for p in PLANTED if leaked(p, Redactor().redact({"arguments": shape(p.text)})["arguments"])]
+    assert not left, left
+
+
+@pytest.mark.parametrize("cut", ["malformed", "cut short", "cut inside an escape"])
+def test_every_planted_format_is_redacted_in_json_text_that_does_not_parse(cut):
+    """A transcript line kept as its text (malformed, or the head of one too long to parse) is
+    redacted as what its strings would decode to."""
+    output = "\n".join(f"step {n}: loaded\n{p.text}" for n, p in enumerate(PLANTED))
+    line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": output}]}})
+    text = {
+        "malformed": line[:-1] + ",}",
+        "cut short": line[: line.index(PLANTED[-1].text[:8]) + 200],
+        "cut inside an escape": line[: line.rindex("\\n") + 1],
+    }[cut]
+    out = Redactor().redact({"text": text})["text"]
+    assert not [p.format for p in PLANTED[:-1] if leaked(p, out)]
+    assert out.startswith('{"type": "user", "message": {"content": [{"type": "tool_result", "content": "step 0')
+
+
+def test_json_text_is_rewritten_only_in_the_strings_that_held_a_secret():
+    """A clean JSON document is kept byte for byte; one holding a secret keeps every byte but the
+    string that held it, escaped again as JSON escapes it."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    clean = '{"cmd":"cat <<EOF\\nhello \\"world\\"\\u00e9\\nEOF","n": 1}'
+    assert Redactor().redact({"a": clean})["a"] == clean
+    dirty = '{"cmd":"cat <<EOF\\n' + token + '\\n\\"x\\"\\nEOF" ,  "other":"a\\u00e9\\n"}'
+    redactor = Redactor()
+    assert redactor.redact({"a": dirty})["a"] == (
+        '{"cmd":"cat <<EOF\\n[REDACTED:github_token]\\n\\"x\\"\\nEOF" ,  "other":"a\\u00e9\\n"}'
+    )
+    assert redactor.counts == {"github_token": 1}
+
+
+def test_json_strings_redacted_in_one_pass_are_redacted_alone_when_a_match_takes_in_the_next():
+    """A private key's block cut off before its END runs to the end of the text: in the one pass
+    over the JSON text's strings joined, it would take in the strings after it; each is then
+    redacted alone, and the counts are those of one pass per string."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    strings = ["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA", f"saved\n{token}", "clean\ttext"]
+    redactor = Redactor()
+    out = json.loads(redactor.redact({"a": json.dumps(strings)})["a"])
+    assert out == ["[REDACTED:private_key]", "saved\n[REDACTED:github_token]", "clean\ttext"]
+    assert redactor.counts == {"private_key": 1, "github_token": 1}

@@ -12,12 +12,14 @@ import os
 import stat
 import subprocess
 
+import pytest
+
 from precompact.local import savepoint_log
 from support import fault_trials
 from support.claude_code import wait_for_worker
-from support.commands import hook, wait_until
+from support.commands import hook, precompact, wait_until
 from support.projects import full_document, fund, new_project
-from support.secret_corpus import SECRETS, false_positives
+from support.secret_corpus import SECRETS, false_positives, leaked, shell_quoted
 from support.transcript_gen import generate, payload
 
 
@@ -175,3 +177,90 @@ def test_every_dot_env_file_is_kept_out_of_the_snapshot(tmp_path):
     loaded = json.loads(document)["loaded_files"]
     read = [str(project.path / name) for name in names]
     assert {name: loaded[name] for name in read} == {key: {"source": "Read", "excluded": True} for key in read}, loaded
+
+
+def _claude_code_shapes(project, transcript) -> None:
+    """Each planted format written the ways a Claude Code transcript holds it: in a Bash
+    command with its double quotes escaped, and in an MCP tool's answer that is a JSON document
+    (a file's contents as `{"path": …, "content": …}`), the text on a line of its own."""
+    entries: list[dict] = [{"type": "user", "message": {"role": "user", "content": "Put my settings in .env."}}]
+    for number, planted in enumerate(SECRETS):
+        command = f'echo "{shell_quoted(planted.text)}" >> .env'
+        answer = json.dumps({"path": "config/deploy.env", "content": f"# deploy settings\n{planted.text}\n"})
+        for turn, (name, given, result) in enumerate(
+            [("Bash", {"command": command}, ""), ("mcp__github__get_file_contents", {"path": "deploy.env"}, answer)]
+        ):
+            tool = f"toolu_{number}_{turn}"
+            use = {"type": "tool_use", "id": tool, "name": name, "input": given}
+            said = [{"type": "tool_result", "tool_use_id": tool, "content": [{"type": "text", "text": result}]}]
+            entries += [
+                {"type": "assistant", "message": {"id": f"msg_{tool}", "role": "assistant", "content": [use]}},
+                {"type": "user", "message": {"role": "user", "content": said}},
+            ]
+    for number, entry in enumerate(entries):
+        entry.update(uuid=f"u{number}", parentUuid=f"u{number - 1}" if number else None, sessionId="s1")
+    transcript.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    done = hook(payload("PreCompact", project.path, transcript, session_id="s1"), cwd=project.path)
+    assert done.returncode == 0, done.stderr
+
+
+def _codex_shapes(project, rollout) -> None:
+    """Each planted format written the ways Codex writes it (every tool call's `arguments` a
+    JSON document in a string, serialised compactly): a file written by a heredoc and by printf,
+    and an MCP tool's answer that is a JSON document."""
+    session = "01a2355d-d3df-7661-851d-76b764947144"
+    records: list[dict] = [
+        {"type": "session_meta", "payload": {"id": session, "cwd": str(project.path), "cli_version": "0.171.0"}}
+    ]
+
+    def call(name: str, arguments: dict, output: str) -> None:
+        call_id = f"call_{len(records)}"
+        compact = json.dumps(arguments, separators=(",", ":"))
+        records.append({"type": "function_call", "name": name, "arguments": compact, "call_id": call_id})
+        records.append({"type": "function_call_output", "call_id": call_id, "output": output})
+
+    for planted in SECRETS:
+        call("exec_command", {"cmd": f"cat >> .env <<'EOF'\n{planted.text}\nEOF"}, "Process exited with code 0")
+        call("exec_command", {"cmd": f"printf '%s\\n' '{planted.text}' > settings.cfg"}, "Process exited with code 0")
+        answer = json.dumps({"path": "deploy.env", "content": f"# deploy settings\n{planted.text}\n"})
+        call("mcp__github__get_file_contents", {"path": "deploy.env"}, answer)
+    lines = [records[0], *({"type": "response_item", "payload": record} for record in records[1:])]
+    stamped = [{"timestamp": f"2026-12-05T10:00:{n % 60:02d}.000Z", "ordinal": n, **r} for n, r in enumerate(lines)]
+    rollout.write_text("".join(json.dumps(line) + "\n" for line in stamped))
+    event = {
+        "session_id": session,
+        "transcript_path": str(rollout),
+        "cwd": str(project.path),
+        "hook_event_name": "PreCompact",
+        "trigger": "manual",
+        "model": "gpt-mock",
+    }
+    done = precompact(project.path, "hook", "--agent", "codex", stdin=event)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_no_planted_secret_in_the_shapes_agents_write_reaches_snapshot_logs_or_git(tmp_path, agent):
+    """The corpus as the agents really write it (JSON inside a JSON string, a shell's escaped
+    quotes, an MCP tool's JSON answer), through the agent's reader, the hook, the worker and
+    git: no sensitive value in any form reaches the snapshot, logs/ or a git object (the
+    remote in clear, so its objects can be read)."""
+    project = new_project(tmp_path, "p", git_layer=True, chain_layer=False, encrypted=False)
+    write = _claude_code_shapes if agent == "claude-code" else _codex_shapes
+    write(project, tmp_path / "session.jsonl")
+    wait_for_worker(project)
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 0, flushed.stdout + flushed.stderr
+    [savepoint] = savepoint_log.savepoints(project.logs)
+    assert savepoint.layer_2 == "PUSHED"
+    document = full_document(project.path / savepoint.created["snapshot_file"])
+    assert b"deploy settings" in document and b">> .env" in document, "the planted shapes were saved"
+    places = {
+        "snapshot": document,
+        "logs": b"".join(path.read_bytes() for path in project.logs.rglob("*") if path.is_file()),
+        "git (project)": git_objects(project.path),
+        "git (remote)": git_objects(project.remote),
+    }
+    for place, data in places.items():
+        left = [p.format for p in SECRETS if leaked(p, data.decode(errors="replace"))]
+        assert not left, f"{len(left)} of {len(SECRETS)} formats found in {place}: {left}"

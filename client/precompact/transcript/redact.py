@@ -258,7 +258,7 @@ def _wallet_secret(m: re.Match) -> int | None:
 def _cli_value(m: re.Match) -> int | None:
     """A flag's value: `--password=x` is a password whatever x is; after a space (`--token x`) it
     must look like one, since prose says `use --token instead`."""
-    value = m.group("secret").strip("\"'")
+    value = m.group("secret").strip("\\\"'")
     if not value or _placeholder(value) or value.startswith("-"):
         return None
     if m.group("flag_sep").isspace() and not _random_enough(value):
@@ -368,7 +368,7 @@ def _secure_string(m: re.Match) -> int | None:
     """PowerShell's `ConvertTo-SecureString <value> -AsPlainText`: the value is a password in
     clear, unless it is a variable or a command's output."""
     line = m.string[m.start() : m.end() + _SECURE_STRING_WINDOW].split("\n", 1)[0]
-    value = m.group("secret").strip("\"'")
+    value = m.group("secret").strip("\\\"'")
     if "-asplaintext" not in line.lower() or not value or value.startswith(("$", "(")) or _placeholder(value):
         return None
     return m.end("secret")
@@ -717,7 +717,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
         "seed_phrase",
         (
             r"(?i:seed[ _-]?phrase|recovery[ _-]?phrase|secret[ _-]?phrase|mnemonic(?:[ _-]?phrase)?|seed[ _-]?words)[^\n]{0,120}?[:=]"
-            rf"[ \t\"'`]*(?:{_NEXT_LINE}[ \t\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])"
+            rf"[ \t\\\"'`]*(?:{_NEXT_LINE}[ \t\\\"'`]*)?(?P<secret>[a-z]{{3,8}}(?:[ \t]+[a-z]{{3,8}}){{11,23}})(?![ \t]*[a-z])"
         ),
         _Gate(
             words=(
@@ -809,7 +809,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
     # ~/.netrc: machine <host> login <user> password <password>, on one line or several.
     (
         "netrc_password",
-        rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\"[^\"\n]*\"|[^\s\"\\]+)",
+        rf"\bmachine[ \t]+\S+(?:{_GAP}(?:login|account|port)[ \t]+\S+)*{_GAP}password[ \t]+(?P<secret>\\?\"[^\"\n]*\"|[^\s\"\\]+)",
         _Gate(words=("machine",)),
     ),
     # ~/.pgpass: host:port:database:user:password, on PostgreSQL's usual ports or any (*).
@@ -824,7 +824,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
         "cli_password",
         (
             r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
-            r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
+            r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
         ),
         _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
         _cli_value,
@@ -832,27 +832,27 @@ _BUILTIN_PATTERNS: list[tuple] = [
     # docker login -p SECRET (and the other registries' clients).
     (
         "cli_password",
-        r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry)\b[^\n|;]{0,200}?\blogin\b[^\n|;]{0,200}?[ \t]-p(?:=|[ \t]+)(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry)\b[^\n|;]{0,200}?\blogin\b[^\n|;]{0,200}?[ \t]-p(?:=|[ \t]+)(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
         _Gate(words=("docker", "podman", "nerdctl", "buildah", "skopeo", "helm")),
         _cli_value,
     ),
     # htpasswd -b[c] FILE USER PASSWORD, htpasswd -nb USER PASSWORD.
     (
         "cli_password",
-        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
+        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\\?\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?:\\?\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
         _Gate(words=("htpasswd",)),
         _htpasswd(without_file=False),
     ),
     (
         "cli_password",
-        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
+        r"\bhtpasswd(?P<flags>(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)+)[ \t]+(?:\\?\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)[ \t]+(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`|;&>]+)",
         _Gate(words=("htpasswd",)),
         _htpasswd(without_file=True),
     ),
     # PowerShell: ConvertTo-SecureString "SECRET" -AsPlainText -Force (flags in any order).
     (
         "powershell_secure_string",
-        r"(?i)ConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force))*[ \t]+(?:-String[ \t]+)?(?!-)(?P<secret>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'`|;)]{1,512})",
+        r"(?i)ConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force))*[ \t]+(?:-String[ \t]+)?(?!-)(?P<secret>\\?\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'`|;)]{1,512})",
         _Gate(words=("convertto-securestring",)),
         _secure_string,
     ),
@@ -878,7 +878,7 @@ _BUILTIN_PATTERNS: list[tuple] = [
     ),
     (
         "cli_password",
-        r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret(?:-access)?(?:-key)?|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
+        r"(?<=-)(?i:pass(?:word|wd|phrase)?|token|secret(?:-access)?(?:-key)?|api-?key|auth)(?P<flag_sep>=|[ \t]+)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)",
         _Gate(words=("-pass", "-token", "-secret", "-api-key", "-apikey", "-auth"), at=1),
         _cli_value,
     ),
@@ -913,6 +913,17 @@ _BUILTIN_PATTERNS: list[tuple] = [
         (
             rf"(?i)(?:{'|'.join(_SECRET_KEY_ENDINGS_TEXT)})\"[ \t]*:[ \t]*\"?(?!\[REDACTED)"
             r"(?P<secret>(?<=\")(?:[^\"\\\n]|\\[^\n]){1,4096}(?=\")|(?<!\")-?\d{1,64}(?:\.\d{1,64})?(?![\w.\"]))"
+        ),
+        _Gate(words=_SECRET_KEY_WORDS, at=0),
+        _json_value,
+    ),
+    # The same with its quotes escaped (`\"password\": \"…\"`): JSON that a shell command quotes
+    # (`echo "{\"password\": …}"`). The value runs to the next `\"`; a quote it holds is `\\\"`.
+    (
+        SECRET_FIELD,
+        (
+            rf"(?i)(?:{'|'.join(_SECRET_KEY_ENDINGS_TEXT)})\\\"[ \t]*:[ \t]*(?:\\\")?(?!\[REDACTED)"
+            r'(?P<secret>(?<=\\")(?:[^"\\\n]|\\\\\\"|\\\\|\\[^"\\\n]){1,4096}?(?=\\")|(?<!")-?\d{1,64}(?:\.\d{1,64})?(?![\w.\"]))'
         ),
         _Gate(words=_SECRET_KEY_WORDS, at=0),
         _json_value,
@@ -1088,7 +1099,7 @@ class Redactor:
             container, place = pending.pop()
             item = container[place]  # type: ignore[index]
             if isinstance(item, str):
-                container[place] = self._text(self._document(item), patterns)  # type: ignore[index]
+                container[place] = self._string(item, patterns)  # type: ignore[index]
             elif isinstance(item, list):
                 copied = list(item)
                 container[place] = copied  # type: ignore[index]
@@ -1105,6 +1116,55 @@ class Redactor:
                         pending.append((copied_dict, name))
                 container[place] = copied_dict  # type: ignore[index]
         return holder[0]
+
+    def _string(self, text: str, patterns: list[_Pattern]) -> str:
+        return self._text(self._document(self._json_strings(text, patterns)), patterns)
+
+    def _json_strings(self, text: str, patterns: list[_Pattern]) -> str:
+        """`text` with each string it holds redacted as what the string decodes to, when `text` is
+        JSON text (a Codex tool call's arguments, an MCP tool's answer, a transcript line kept
+        unparsed: cut short or malformed). Escaped, a quote is `\\"` and a line break the letter
+        `n` after a backslash, where no pattern sees a quote or a line's start. A string that
+        changed is escaped again as JSON escapes it; every other byte of `text` stays."""
+        if not _json_text(text):
+            return text
+        # Strings without an escape read as they are written: the patterns see them in `text`.
+        escaped = _escaped_strings(text)
+        redacted = [decoded for _, decoded in escaped]
+        plain = [n for n, decoded in enumerate(redacted) if decoded.lstrip()[:1] not in ("{", "[")]
+        for n, text_of_plain in zip(plain, self._texts([redacted[n] for n in plain], patterns)):
+            redacted[n] = text_of_plain
+        for n in set(range(len(escaped))) - set(plain):
+            redacted[n] = self._string(redacted[n], patterns)  # a document in a string: its strings too
+        pieces, done = [], 0
+        for (m, decoded), after in zip(escaped, redacted):
+            if after != decoded:
+                body = m.group("body")
+                pieces += [text[done : m.start("body")], json.dumps(after, ensure_ascii=body.isascii())[1:-1]]
+                done = m.end("body")
+        if not pieces:
+            return text
+        pieces.append(text[done:])
+        return "".join(pieces)
+
+    def _texts(self, texts: list[str], patterns: list[_Pattern]) -> list[str]:
+        """`_text` of each of `texts`, in one pass over them all, joined by a separator that no
+        built-in pattern reads across (a line break, a NUL, a line break: a pattern crosses line
+        breaks only through `\\s`, which a NUL stops). A JSON document may hold a hundred
+        thousand short strings, and a pass per string costs a hundred times the text's. Should
+        a match take in a separator after all (a private key's block runs to its END line, a
+        custom pattern reads anything), each text is redacted alone."""
+        if len(texts) < 2:
+            return [self._text(text, patterns) for text in texts]
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) == len(texts) - 1:
+            counted = self.counts.copy()
+            parts = self._text(joined, patterns).split(_SEPARATOR)
+            if len(parts) == len(texts):
+                return parts
+            self.counts.clear()
+            self.counts.update(counted)
+        return [self._text(text, patterns) for text in texts]
 
     def _document(self, text: str) -> str:
         """`text` with its secret keys' values redacted when it is a JSON document (a tool
@@ -1284,6 +1344,8 @@ def _strings(value) -> tuple[list[str], bool]:
         if isinstance(item, str):
             out.append(item)
             structured = structured or (item.lstrip()[:1] in ("{", "[") and _names_secret_key(item))
+            if _json_text(item):
+                pending.extend(decoded for _, decoded in _escaped_strings(item))
         elif isinstance(item, list):
             pending.extend(item)
         elif isinstance(item, dict):
@@ -1293,6 +1355,45 @@ def _strings(value) -> tuple[list[str], bool]:
                     structured = structured or (is_secret_key(key) and _holds_value(inner))
                 pending.append(inner)
     return out, structured
+
+
+# A string in JSON text and its body; at the end of a text cut short (a line kept as its head)
+# the last one may have no closing quote, or end inside an escape.
+_JSON_STRING = re.compile(r'"(?P<body>[^"\\]*+(?:\\.[^"\\]*+)*+)(?:"|\\?\Z)', re.DOTALL)
+_JSON_ESCAPE = re.compile(r"\\(?:u(?P<code>[0-9a-fA-F]{4})|(?P<char>.))", re.DOTALL)
+_JSON_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
+
+
+def _json_text(text: str) -> bool:
+    """Whether `text` may be JSON text holding an escaped string (`_DOCUMENT_LIMIT` at most)."""
+    return text.lstrip()[:1] in ("{", "[") and "\\" in text and len(text) <= _DOCUMENT_LIMIT
+
+
+_SEPARATOR = "\n\0\n"
+
+
+def _escaped_strings(text: str) -> list[tuple[re.Match, str]]:
+    """Each string of JSON text `text` that holds an escape, and what it decodes to (all in one
+    call of the decoder when they are well formed)."""
+    found = [m for m in _JSON_STRING.finditer(text) if "\\" in m.group("body")]
+    if not found:
+        return []
+    try:
+        decoded = json.loads("[" + ",".join(f'"{m.group("body")}"' for m in found) + "]", strict=False)
+    except ValueError:
+        decoded = [_json_string_body(m.group("body")) for m in found]
+    return list(zip(found, decoded))
+
+
+def _json_string_body(body: str) -> str:
+    """What the body of a JSON string decodes to; an escape JSON does not know, or one cut off
+    at the end (`\\u12`), is read as it is written."""
+    try:
+        return json.loads(f'"{body}"', strict=False)
+    except ValueError:
+        return _JSON_ESCAPE.sub(
+            lambda m: chr(int(m["code"], 16)) if m["code"] else _JSON_ESCAPED.get(m["char"], m[0]), body
+        )
 
 
 def _holds_value(value) -> bool:

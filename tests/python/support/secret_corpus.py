@@ -626,6 +626,42 @@ def _look_alike_lines(rng: random.Random) -> list[str]:
     ]
 
 
+def shell_quoted(text: str) -> str:
+    """`text` inside a shell's double quotes, as a model writes it: `echo "KEY=\\"value\\""`."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
+
+
+# The ways the agents write a planted text down: `scripts/reliability.py --redaction-only` counts
+# the formats redacted in each (docs/security.md).
+SHAPES = {
+    "as text": lambda text: f"see {text} here",
+    "in a shell's escaped double quotes": lambda text: f'echo "{shell_quoted(text)}" >> .env',
+    "in a Codex tool call's arguments (heredoc)": lambda text: json.dumps(
+        {"cmd": f"cat >> .env <<'EOF'\n{text}\nEOF"}, separators=(",", ":")
+    ),
+    "in a Codex tool call's arguments (printf)": lambda text: json.dumps(
+        {"cmd": f"printf '%s\\n' '{text}' > settings.cfg"}, separators=(",", ":")
+    ),
+    "in an MCP tool's JSON answer": lambda text: json.dumps(
+        {"path": "config/deploy.env", "content": f"# deploy settings\n{text}\n"}
+    ),
+    "in a transcript line kept unparsed (malformed)": lambda text: (
+        json.dumps({"type": "user", "message": {"content": f"loaded:\n{text}\ndone"}})[:-1] + ",}"
+    ),
+}
+
+
+def leaked(planted: Planted, text: str) -> bool:
+    """Whether a sensitive value of `planted` is in `text`: as it is, as a shell's double quotes
+    escape it, or either escaped inside one or two JSON strings."""
+    forms = set()
+    for value in planted.sensitive:
+        for quoted in (value, shell_quoted(value)):
+            once = json.dumps(quoted)[1:-1]
+            forms |= {quoted, once, json.dumps(once)[1:-1]}
+    return any(form in text for form in forms)
+
+
 def look_alikes(count: int = 40) -> str:
     """`count` of each look-alike line, each with its own random values."""
     rng = random.Random(20261201)
