@@ -757,7 +757,7 @@ def log_failure(root: Path, event, reason: str) -> bool:
     nothing is written there) or its logs/ is refused."""
     import traceback
 
-    from precompact.boundary import logs_dir
+    from precompact.boundary import logs_dir, terminal
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor
 
@@ -767,15 +767,17 @@ def log_failure(root: Path, event, reason: str) -> bool:
         logs = root / "logs"
         line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
+        # Both logs are read in a terminal (`tail`, `cat`): what a terminal would act on in a
+        # part its composer left bare (a path, the event's name) is shown, as `echo` shows it.
         error = sys.exc_info()[1]
         if error is not None and not isinstance(error, PrecompactError):
             fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             with os.fdopen(fd, "a") as f:
-                f.write(Redactor().redact(f"{line}\n{traceback.format_exc()}\n"))
+                f.write(terminal.sanitise(Redactor().redact(f"{line}\n{traceback.format_exc()}\n")))
             line += f" (traceback in logs/{DEBUG_LOG})"
         fd = logs_dir.open_file(logs, ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(Redactor().redact(line) + "\n")
+            f.write(terminal.sanitise(Redactor().redact(line)) + "\n")
     except (OSError, configuration.ConfigError):
         return False
     return True
