@@ -9,6 +9,7 @@ import argparse
 import json
 import time
 
+import throwaway_home
 from precompact.transcript.redact import Redactor
 
 MiB = 1 << 20
@@ -55,4 +56,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()
