@@ -501,8 +501,8 @@ def unreadable_here(loaded: configuration.Config) -> str | None:
     if check is None or check.ok:
         return None
     return (
-        f"✗ {check.detail}: savepoints sealed to them (another machine's, every copy on {loaded.remote}) cannot be "
-        f"read or restored here; fix: {check.fix}"
+        f"✗ {check.detail}; the savepoints sealed to encryption.recipients (another machine's, every copy on "
+        f"{loaded.remote}) cannot be read or restored here; fix: {check.fix}"
     )
 
 
