@@ -53,6 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(REPO / "scripts"))
@@ -458,4 +460,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     sys.exit(main())

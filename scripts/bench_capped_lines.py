@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
 from precompact.boundary import session_file
 from precompact.transcript import claude_code
 
@@ -52,4 +53,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

@@ -35,6 +35,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -154,4 +156,5 @@ def by_confidence(tallies: dict[str, list[int]]) -> list[str]:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

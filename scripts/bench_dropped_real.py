@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 SESSIONS = REPO / "tests" / "dropped_eval"
 sys.path.insert(0, str(REPO / "tests" / "python"))
@@ -440,4 +442,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     sys.exit(main())

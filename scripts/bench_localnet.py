@@ -17,6 +17,7 @@ from solana.rpc.types import TxOpts
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
+import throwaway_home
 from precompact.chain import wire as chain
 
 SOL = 1_000_000_000
@@ -95,4 +96,5 @@ async def run(count: int) -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     asyncio.run(run(int(sys.argv[1])))

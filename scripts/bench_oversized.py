@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 NAME = "logs/precompact-savepoint.jsonl"
 
 
@@ -101,4 +103,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

@@ -12,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 from precompact.config import settings as configuration
@@ -57,4 +59,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

@@ -26,6 +26,7 @@ from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.transaction import Transaction
 
+import throwaway_home
 from precompact.chain import rpc
 from precompact.chain import wire as chain
 from precompact.local import savepoint_log
@@ -147,5 +148,6 @@ def main(counts: list[int], rotated: bool) -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     arguments = sys.argv[1:]
     main([int(a) for a in arguments if a != "--rotated"] or [1, 100, 1000], "--rotated" in arguments)

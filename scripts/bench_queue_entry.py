@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 
 from precompact.local import snapshot
@@ -42,4 +44,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import throwaway_home
+
 # Run in a fresh process with the client under test first on sys.path: the read's milliseconds.
 TIMED = """
 import sys, time
@@ -68,4 +70,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+import throwaway_home
+
 try:
     import tantivy
 except ImportError:
@@ -420,4 +422,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

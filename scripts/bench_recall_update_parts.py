@@ -28,6 +28,8 @@ from pathlib import Path
 import orjson
 import tantivy
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -232,4 +234,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

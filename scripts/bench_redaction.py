@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import throwaway_home
 from precompact.transcript import redact
 
 MiB = 1 << 20
@@ -90,4 +91,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

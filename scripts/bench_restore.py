@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -124,4 +126,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

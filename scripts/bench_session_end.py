@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -130,4 +132,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

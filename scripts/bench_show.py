@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 PRECOMPACT = str(Path(sys.executable).with_name("precompact"))
 WORDS = ["compile", "module", "warning", "linking", "target", "object", "done", "step", "cache", "hit"]
 
@@ -129,4 +131,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

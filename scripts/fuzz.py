@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 FUZZ = REPO / "tests" / "fuzz"
 sys.path.insert(0, str(FUZZ))
@@ -153,4 +155,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     main()

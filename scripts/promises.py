@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -68,4 +70,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     sys.exit(main())

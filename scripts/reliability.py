@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import throwaway_home
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -101,4 +103,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    throwaway_home.use()
     sys.exit(main())

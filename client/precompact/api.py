@@ -604,6 +604,14 @@ def hook_failure_reason(error: Exception) -> str:
     return compaction.failure_reason(error)
 
 
+def unreadable_here_notice(loaded: Config) -> str | None:
+    """`status`'s line when the age identity here opens none of encryption.recipients (with the
+    fix); None when it opens one, or nothing is sealed."""
+    from precompact.ops import doctor
+
+    return doctor.unreadable_here(loaded)
+
+
 def log_hook_failure(root: Path, event: str, reason: str) -> bool:
     """The failure being handled appended to the project's error log (ops.compaction.ERRORS_LOG);
     False when nothing could be written there."""

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from precompact.chain import wire as chain
+from precompact.config.settings import DEFAULT_COMPACT_ADVICE
 from precompact.local import savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import hook, precompact
@@ -113,7 +114,7 @@ def test_unusable_transcripts_save_what_they_hold_and_missing_ones_nothing(estab
         assert saved_sequence(said) is None and problem in said, "no empty savepoint (test_hook_audience.py)"
     # 1 MB is more than PreCompact writes itself (config/hook_timeouts.pre_compact_writes): queued.
     said = saved_message(hook(cwd=project.path, stdin=payload("PreCompact", project.path, binary)))
-    assert said.rstrip("\n") == compaction.BACKGROUND_NOTE, said
+    assert said.rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE, said
     assert written_by_flush(project) == 3
     scan = latest_snapshot(project)["transcript"]
     assert scan["entries"] == 0 and scan["malformed_lines"] + scan["invalid_utf8_lines"] > 0
@@ -133,7 +134,7 @@ def test_a_single_200_mb_line_is_answered_in_time_and_saved(established, tmp_pat
     # Claude Code kills a hook after 60 s: `hook` raises TimeoutExpired past that.
     result = hook(cwd=project.path, stdin=payload("PreCompact", project.path, transcript), timeout=60)
     # Queued (far more than PreCompact writes itself), and written by the worker or `flush`.
-    assert saved_message(result).rstrip("\n") == compaction.BACKGROUND_NOTE
+    assert saved_message(result).rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE
     assert written_by_flush(project) == 3
     assert_nothing_lost(project, intact)
 

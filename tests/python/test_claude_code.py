@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from precompact.config.settings import DEFAULT_COMPACT_ADVICE
 from precompact.ops import compaction as hook_events
 from support import claude_code
 from support.claude_code import compaction_requests, messages_text, wait_for_worker
@@ -177,7 +178,7 @@ def test_auto_compaction_saves_with_the_models_window_and_briefs_once(setup):
     # The loaded log is more than PreCompact writes itself (config/hook_timeouts.pre_compact_writes):
     # it queues the savepoint and says so, naming no savepoint; SessionStart(compact) or the
     # worker writes it from the queue entry, and the session is briefed with it once.
-    assert additional_instructions(compaction) == hook_events.BACKGROUND_NOTE
+    assert additional_instructions(compaction) == hook_events.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE
     wait_for_worker(setup.project)
     [created] = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED" and e["trigger"] == "auto"]
     assert created.get("queue_entry"), created

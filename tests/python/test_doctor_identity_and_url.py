@@ -356,3 +356,63 @@ def test_an_ssh_login_stays_a_valid_git_url(tmp_path, url):
     project.set_git_url(url)
     line, _ = check(project, "git url")
     assert f'git.url "{url}"' in line, line
+
+
+# --- the other machine's savepoints, which the identity here cannot read ---------------------------
+
+
+def test_status_says_in_one_line_that_what_is_sealed_cannot_be_read_here_naming_key_import(encrypted, tmp_path):
+    identity = identity_file(encrypted)
+    backup = tmp_path / "backup.txt"
+    backup.write_bytes(identity.read_bytes())
+    assert "cannot be read or restored here" not in precompact(encrypted.path, "status").stdout
+    identity.write_text(f"{pyrage.x25519.Identity.generate()}\n")  # another machine's `init`
+
+    said = precompact(encrypted.path, "status")
+    assert said.returncode == 0, said.stderr
+    [line] = [line for line in said.stdout.splitlines() if "cannot be read or restored here" in line]
+    assert line.startswith(f"✗ {identity} opens none of the recipients your savepoints are sealed to"), line
+    assert "(another machine's, every copy on origin)" in line, line
+    assert line.endswith("; fix: precompact key import FILE (the identity you backed up)"), line
+
+    assert precompact(encrypted.path, "key", "import", str(backup)).returncode == 0
+    assert "cannot be read or restored here" not in precompact(encrypted.path, "status").stdout
+
+
+def test_init_whose_new_identity_cannot_read_the_branch_the_remote_holds_warns_naming_key_import(tmp_path):
+    first = new_project(tmp_path, "first", git_layer=True, chain_layer=False)
+    assert precompact(first.path, "savepoint", "--no-transcript").returncode == 3  # chain off
+    second = tmp_path / "second"  # another machine: its own keys, the same remote
+    subprocess.run(["git", "clone", "-q", str(first.remote), str(second)], check=True)
+    elsewhere = {"XDG_CONFIG_HOME": str(tmp_path / "second-config")}
+    (tmp_path / "keys").mkdir()  # its identity is made beside its keypair: not the first one's
+    args = (
+        "init",
+        "--yes",
+        "--instance",
+        first.instance,
+        "--chain",
+        "off",
+        "--keypair",
+        str(tmp_path / "keys" / "second-id.json"),
+    )
+    made = precompact(second, *args, "--url", str(first.remote), env=elsewhere)
+    assert made.returncode == 0, made.stderr
+    [warning] = [line for line in made.stderr.splitlines() if "already holds savepoints" in line]
+    assert warning.startswith(f"warning: origin already holds savepoints of {first.instance} (branch "), warning
+    assert "the one made now cannot read or restore them; fix: precompact key import FILE" in warning, warning
+
+    alone = tmp_path / "alone"  # a remote with no branch of the instance: nothing to warn of
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "alone.git")], check=True)
+    subprocess.run(["git", "init", "-q", str(alone)], check=True)
+    (tmp_path / "alone-keys").mkdir()  # an identity made there too
+    made = precompact(
+        alone,
+        *args[:-1],
+        str(tmp_path / "alone-keys" / "alone-id.json"),
+        "--url",
+        str(tmp_path / "alone.git"),
+        env=elsewhere,
+    )
+    assert made.returncode == 0 and "created age identity" in made.stdout, made.stdout
+    assert "already holds savepoints" not in made.stderr, made.stderr

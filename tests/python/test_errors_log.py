@@ -5,9 +5,11 @@ test_hook_audience.py's.)"""
 
 from __future__ import annotations
 
+from precompact.boundary import quoting, terminal
 from precompact.errors import PrecompactError
 from precompact.ops import compaction
-from support.projects import new_project
+from support.commands import hook
+from support.projects import new_project, trust
 
 TRACEBACK_NOTE = " (traceback in logs/precompact-debug.log)"
 
@@ -38,3 +40,38 @@ def test_an_error_that_explains_itself_is_one_line_and_no_traceback(tmp_path):
         "PreCompact: the transcript cannot be read: | line 2 is not JSON",
     ]
     assert not (project.logs / compaction.DEBUG_LOG).exists()
+
+
+# A folder's or a transcript's name may hold what a terminal acts on (ESC starts a sequence, CR
+# overwrites the line, U+009B is a CSI on its own) and what breaks a line (LF, U+2028).
+TERMINAL_WORDS = "evil\x1b[31mX\rY\nZ\u2028W\x9b2J"
+
+
+def test_a_path_a_terminal_would_act_on_reaches_the_errors_log_quoted_and_inert(tmp_path):
+    """The errors log is read in a terminal (`tail`, `cat`): a repository folder and a transcript
+    path named so each stay in their one line, quoted, with nothing a terminal acts on."""
+    made = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    (tmp_path / TERMINAL_WORDS).mkdir()
+    root = tmp_path / TERMINAL_WORDS / "project"
+    made.path.rename(root)
+    trust(root)
+    saves = root / "logs" / "precompact-saves"
+    saves.mkdir(parents=True, exist_ok=True)
+    saves.rename(root / "logs" / "elsewhere")
+    saves.symlink_to(root / "logs" / "elsewhere")  # Layer 1 refuses it, naming its path
+    transcript = tmp_path / f"t{TERMINAL_WORDS}.jsonl"
+    for given in (transcript, tmp_path / "transcript.jsonl"):
+        given.write_text('{"type": "user", "message": {"role": "user", "content": "hello"}}\n')
+        event = {"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""}
+        done = hook({**event, "session_id": "s", "transcript_path": str(given), "cwd": str(root)}, cwd=root)
+        assert done.returncode == 0, done.stderr
+    missing = tmp_path / f"gone{TERMINAL_WORDS}.jsonl"
+    event = {"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""}
+    hook({**event, "session_id": "s", "transcript_path": str(missing), "cwd": str(root)}, cwd=root)
+
+    lines = (root / "logs" / compaction.ERRORS_LOG).read_text().split("\n")[:-1]
+    assert len(lines) == 3, lines
+    for line in lines:
+        assert terminal.sanitise(line) == line and line.isprintable(), line
+    assert all(quoting.inline(str(saves)) in line for line in lines[:2]), lines
+    assert quoting.inline(str(missing)) in lines[2], lines

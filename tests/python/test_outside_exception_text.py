@@ -120,6 +120,66 @@ def test_what_a_remotes_hook_writes_stays_one_quoted_line_for_the_user_and_in_th
     assert quoted_after(the_line(logged, lead), lead) == said
 
 
+# Git's words where a push is refused, the remote is gone or its branch is not there: each said
+# once, inside one quote, in every line that says them (a GitStoreError's message quotes them; an
+# index line's reason, or the remote's, keeps them as said, and its printer quotes it whole).
+REFUSED = "refused by the remote policy"
+
+
+def quoted_once(output: str, words: str) -> list[str]:
+    """The lines of `output` that say `words`: each holds them in one JSON string literal, whose
+    text quotes nothing again (no quote inside it: a second quote would show as `\\"`)."""
+    lines = [line for line in output.splitlines() if words in line]
+    for line in lines:
+        decoder, at, found = json.JSONDecoder(), 0, []
+        while (start := line.find('"', at)) != -1:
+            said, at = decoder.raw_decode(line, start)
+            found.append(said)
+        [holding] = [said for said in found if words in said]
+        assert '"' not in holding, line
+    return lines
+
+
+def test_what_git_said_is_quoted_once_in_every_line_that_says_it(tmp_path):
+    served = tmp_path / "served"
+    bare = served / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    project = tmp_path / "p"
+    with git_http.GitHttp(served) as server:
+        url = server.url("remote.git")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+        for args in (("remote", "add", "origin", url), ("config", "user.name", "a"), ("config", "user.email", "a@x")):
+            run_git(project, *args)
+        made = precompact(project, "init", "--yes", "--instance", "Trial #1", "--chain", "off", "--url", url)
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert precompact(project, "savepoint", "--no-transcript").returncode == 3  # chain off
+        hook = bare / "hooks" / "pre-receive"
+        hook.write_text(f"#!/bin/sh\necho '{REFUSED}' >&2\nexit 1\n")
+        hook.chmod(0o755)
+        refused = [
+            precompact(project, *args) for args in (["savepoint", "--no-transcript"], ["flush"], ["status"], ["verify"])
+        ]
+        said = "".join(done.stdout + done.stderr for done in refused)
+        assert len(quoted_once(said, REFUSED)) == 4, said  # savepoint, flush, status, verify
+
+        hook.unlink()
+        branch = subprocess.run(
+            ["git", "--git-dir", str(bare), "for-each-ref", "--format=%(refname)"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        for ref in branch:
+            subprocess.run(["git", "--git-dir", str(bare), "update-ref", "-d", ref], check=True)
+        missing = precompact(project, "restore")
+        assert missing.returncode == 1
+        assert quoted_once(missing.stderr, "couldn't find remote ref"), missing.stderr
+    # The remote gone: every command that reads it says why, git's words quoted once.
+    gone = [precompact(project, *args) for args in (["verify"], ["status", "--remote"], ["restore"], ["flush"])]
+    said = "".join(done.stdout + done.stderr for done in gone)
+    assert len(quoted_once(said, "Failed to connect")) >= 4, said
+
+
 # --- a path: OpenCode's database under a folder of any name --------------------------------------
 
 

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from precompact.config import hook_timeouts
+from precompact.config.settings import DEFAULT_COMPACT_ADVICE
 from precompact.local import savepoint_log
 from precompact.ops import compaction
 from support.commands import precompact, wait_until, worker_finished
@@ -66,7 +67,7 @@ def test_a_pre_compact_over_its_budget_answers_before_any_savepoint_and_the_work
         assert created_lines(project) == [] and list(project.logs.glob("precompact-saves/snapshot_*.json")) == []
         assert len(queue_entries(project)) == 1
         time.sleep(2.5)  # the worker, started by the hook, waits for the lock meanwhile
-    assert said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE, said.stdout
+    assert said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE, said.stdout
     assert wait_until(lambda: not queue_entries(project) and worker_finished(project.path), 120)
     [created] = created_lines(project)
     # The hook's time is the savepoint's `queued_at`; its chain timestamp is the write's (monotonic).
@@ -86,7 +87,9 @@ def test_a_pre_compact_over_its_budget_then_its_session_start_at_once_gives_one_
     transcript = generate(tmp_path / "t.jsonl", LONG_BYTES, project=project.path)
     before = payload("PreCompact", project.path, transcript.path)
     said = precompact(project.path, "hook", stdin=before)
-    assert said.returncode == 0 and said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE, (said.stdout, said.stderr)
+    assert (
+        said.returncode == 0 and said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE
+    ), (said.stdout, said.stderr)
     start = payload("SessionStart", project.path, transcript.path, session_id=before["session_id"], source="compact")
     started = precompact(project.path, "hook", stdin=start)
     assert started.returncode == 0, started.stderr
@@ -110,7 +113,9 @@ def test_the_note_over_the_budget_names_no_hash_and_says_the_save_is_queued(tmp_
     (project.logs / "precompact-worker.log").symlink_to(outside)
     said = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
     assert said.returncode == 0 and said.stderr == "", said.stderr
-    assert said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE + compaction.QUEUE_WAITS, said.stdout
+    assert (
+        said.stdout.rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE + compaction.QUEUE_WAITS
+    ), said.stdout
     assert saved_sequence(said.stdout) is None and not re.search(r"sha256|savepoint \d", said.stdout)
     assert "saving the pre-compaction transcript in the background" in said.stdout
     assert "is saved" not in said.stdout and "saved as" not in said.stdout
@@ -141,7 +146,10 @@ def test_a_pre_compact_within_its_budget_writes_the_savepoint_before_it_answers_
 
     long = generate(tmp_path / "long.jsonl", LONG_BYTES, project=project.path, seed=3)
     first = payload("PreCompact", project.path, long.path)
-    assert precompact(project.path, "hook", stdin=first).stdout.rstrip("\n") == compaction.BACKGROUND_NOTE
+    assert (
+        precompact(project.path, "hook", stdin=first).stdout.rstrip("\n")
+        == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE
+    )
     assert precompact(project.path, "flush").returncode == 0
     assert [line["sequence"] for line in created_lines(project)] == [1, 2]
     more = generate(tmp_path / "more.jsonl", SHORT_BYTES, project=project.path, seed=4)
@@ -151,3 +159,22 @@ def test_a_pre_compact_within_its_budget_writes_the_savepoint_before_it_answers_
     assert again.returncode == 0, again.stderr
     assert saved_sequence(again.stdout) == 3 and len(created_lines(project)) == 3, again.stdout
     assert wait_until(lambda: worker_finished(project.path), 120)
+
+
+def test_the_note_over_the_budget_gives_the_users_own_advice_for_the_summary(tmp_path):
+    """A note of the user's own (`hooks.compact_note`) is their advice for the summary: queued, the
+    hook gives it as it does for a savepoint it wrote, after the fixed words on why it waits, its
+    placeholders in fixed words (no number or hash: the worker writes the savepoint)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    config = project.path / ".precompact.toml"
+    own = "Keep every failing test name; {transcript} kept as {savepoint}."
+    config.write_text(config.read_text().replace("[hooks]\n", f'[hooks]\ncompact_note = "{own}"\n'))
+    assert precompact(project.path, "trust", "--yes").returncode == 0
+    transcript = generate(tmp_path / "t.jsonl", LONG_BYTES, project=project.path)
+    said = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, transcript.path))
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.rstrip("\n") == (
+        f"{compaction.BACKGROUND_NOTE} Keep every failing test name; pre-compaction transcript kept as "
+        "savepoint (being written in the background)."
+    ), said.stdout
+    assert saved_sequence(said.stdout) is None and not re.search(r"sha256|savepoint \d", said.stdout)

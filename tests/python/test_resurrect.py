@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from precompact.config import settings as configuration
+from precompact.config.settings import DEFAULT_COMPACT_ADVICE
 from precompact.local import savepoint_log
 from precompact.ops import compaction
 from precompact.restore import brief as restore_brief
@@ -41,7 +42,10 @@ def test_pre_compact_post_compact_session_start(workspace, localnet, monkeypatch
     transcript = generate(project.parent / "session.jsonl", 300_000, project=project, partial_tail=True)
     pre = hook(payload("PreCompact", project, transcript.path, session_id="compacted"))
     # 300 KB is more than PreCompact writes itself: queued, the worker writes savepoint 1.
-    assert pre.returncode == 0 and pre.stdout.decode().rstrip("\n") == compaction.BACKGROUND_NOTE, pre.stdout
+    assert (
+        pre.returncode == 0
+        and pre.stdout.decode().rstrip("\n") == compaction.BACKGROUND_NOTE + " " + DEFAULT_COMPACT_ADVICE
+    ), pre.stdout
     assert wait_until(lambda: landed(project / "logs", INSTANCE, 1)), (
         project / "logs" / "precompact-worker.log"
     ).read_text()

@@ -19,7 +19,7 @@ from support.projects import Project, new_project
 from support.transcript_gen import generate, payload
 
 # precompact's reason, git's words quoted in it (gitstore), as a verdict quotes the reason again.
-REFUSED = 'push to origin failed: \\"fatal: pack exceeds maximum allowed size'
+REFUSED = "push to origin failed: fatal: pack exceeds maximum allowed size"
 
 
 def out(result: subprocess.CompletedProcess) -> str:

@@ -129,23 +129,25 @@ def open_in(dir_fd: int, shown: Path, leaf: str, flags: int, mode: int = 0o600, 
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise ConfinementError(
-                errno.ELOOP, f"{shown} is a symbolic link; precompact never follows links in logs/: remove it"
+                errno.ELOOP,
+                f"{quoting.path(shown)} is a symbolic link; precompact never follows links in logs/: remove it",
             ) from None
         # A socket, or a FIFO opened for writing with no reader; a directory opened for writing.
         if e.errno in (errno.ENXIO, errno.EISDIR):
             raise ConfinementError(
-                e.errno, f"{shown} is not a regular file; precompact refuses it: remove it"
+                e.errno, f"{quoting.path(shown)} is not a regular file; precompact refuses it: remove it"
             ) from None
         raise
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(fd)
         what = "is not a regular file" if not stat.S_ISREG(info.st_mode) else "has other hard links"
-        raise ConfinementError(errno.EPERM, f"{shown} {what}; precompact refuses it: remove it")
+        raise ConfinementError(errno.EPERM, f"{quoting.path(shown)} {what}; precompact refuses it: remove it")
     if info.st_size > limit:
         os.close(fd)
         raise ConfinementError(
-            errno.EFBIG, f"{shown} is {info.st_size} bytes, over the {limit} precompact reads of it; remove it"
+            errno.EFBIG,
+            f"{quoting.path(shown)} is {info.st_size} bytes, over the {limit} precompact reads of it; remove it",
         )
     return fd
 
@@ -164,7 +166,7 @@ def read_bytes(logs: Path, name: str, limit: int = MAX_READ_BYTES) -> bytes:
             data += f.read(limit + 1 - len(data))
     if len(data) > limit:
         raise ConfinementError(
-            errno.EFBIG, f"{logs / name} grew over the {limit} bytes precompact reads of it; remove it"
+            errno.EFBIG, f"{quoting.path(logs / name)} grew over the {limit} bytes precompact reads of it; remove it"
         )
     return data
 
@@ -209,7 +211,8 @@ def handed_over(logs: Path, sub: str, create: bool) -> Path:
         info = os.fstat(fd)
         if info.st_uid != os.getuid() or info.st_mode & 0o022:
             raise ConfinementError(
-                errno.EPERM, f"{logs / sub} is not this user's own directory; precompact refuses it: remove it"
+                errno.EPERM,
+                f"{quoting.path(logs / sub)} is not this user's own directory; precompact refuses it: remove it",
             )
         for name in os.listdir(fd):
             # A name the project's files brought (any bytes but / and NUL): quoted, on one line.
@@ -272,7 +275,8 @@ def remove_directory(logs: Path, sub: str) -> None:
         return
     except IsADirectoryError:
         raise ConfinementError(
-            errno.EPERM, f"{logs / sub} holds a directory precompact did not write; remove {logs / sub} by hand"
+            errno.EPERM,
+            f"{quoting.path(logs / sub)} holds a directory precompact did not write; remove {quoting.path(logs / sub)} by hand",
         ) from None
     with directory(logs) as fd, contextlib.suppress(FileNotFoundError):
         os.rmdir(sub, dir_fd=fd)
@@ -353,7 +357,8 @@ def take_once(logs: Path, name: str, held: str, limit: int) -> bytes | None:
                 data = f.read(limit + 1)
                 if len(data) > limit:
                     raise ConfinementError(
-                        errno.EFBIG, f"{logs / held} grew over the {limit} bytes precompact reads of it; remove it"
+                        errno.EFBIG,
+                        f"{quoting.path(logs / held)} grew over the {limit} bytes precompact reads of it; remove it",
                     )
                 os.unlink(held_leaf, dir_fd=dir_fd)
             return data
@@ -381,7 +386,7 @@ def _open_dir(logs: Path, create: bool) -> int:
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
             raise ConfinementError(
                 e.errno,
-                f"{logs} is a symbolic link or not a directory; precompact keeps its files in a real logs/ directory: remove it",
+                f"{quoting.path(logs)} is a symbolic link or not a directory; precompact keeps its files in a real logs/ directory: remove it",
             ) from None
         raise
     with contextlib.suppress(FileExistsError):
@@ -399,7 +404,7 @@ def _open_subdir(parent: int, logs: Path, sub: str, create: bool) -> int:
         if e.errno in (errno.ELOOP, errno.ENOTDIR):
             raise ConfinementError(
                 e.errno,
-                f"{logs / sub} is a symbolic link or not a directory; precompact never follows links in logs/: remove it",
+                f"{quoting.path(logs / sub)} is a symbolic link or not a directory; precompact never follows links in logs/: remove it",
             ) from None
         raise
 

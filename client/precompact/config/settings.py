@@ -98,12 +98,14 @@ BRIEF_BUDGET_RANGE = (1_500, 9_500)
 # "Additional Instructions". {savepoint} becomes e.g. "savepoint 3 (sha256:0a1b2c3d4e5f)", and
 # {transcript} "full pre-compaction transcript", or, when lines of it were saved only in part, the
 # same without "full" and with how many (ops/compaction.py; fixed words and numbers only).
-DEFAULT_COMPACT_NOTE = (
-    "The {transcript} is saved as precompact {savepoint}; after compaction the session gets "
-    "precompact's brief with the user's newest request and the todo list, then, with its next prompt, what this summary leaves out. "
-    "In the summary, keep the user's explicit requests and constraints verbatim, and the reasons for decisions and "
-    "for approaches that were rejected."
+# Its advice for the summary is given alone, after fixed words, when the hook queued the savepoint
+# (its number and hash not known yet, so nothing is "saved as" yet).
+DEFAULT_COMPACT_ADVICE = (
+    "After compaction the session gets precompact's brief with the user's newest request and the todo list, then, "
+    "with its next prompt, what this summary leaves out. In the summary, keep the user's explicit requests and "
+    "constraints verbatim, and the reasons for decisions and for approaches that were rejected."
 )
+DEFAULT_COMPACT_NOTE = "The {transcript} is saved as precompact {savepoint}. " + DEFAULT_COMPACT_ADVICE
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 

@@ -757,6 +757,9 @@ def status(only, remote, signers, as_json) -> None:
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
+    unreadable = api.unreadable_here_notice(loaded)
+    if unreadable:
+        terminal.echo(unreadable)
     if queued:
         terminal.echo(queued)
     if waiting:

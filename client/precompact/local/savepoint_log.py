@@ -228,6 +228,9 @@ class Outcome(Record, frozen=True):
     savepoint: Savepoint
     event: Event
     details: dict = field(default_factory=dict)
+    # A failure as said now, its outside words quoted once; None: the details' reason is
+    # precompact's own words. The index keeps the reason as it was said: its printers quote it.
+    said: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -270,7 +273,7 @@ def record_outcomes(logs: Path, outcomes: Iterable[Outcome]) -> list[str]:
     for outcome in outcomes:
         mark(logs, outcome.savepoint, outcome.event, **outcome.details)
         if outcome.failed:
-            problems[outcome.details["reason"]] = None
+            problems[outcome.said or outcome.details["reason"]] = None
     return list(problems)
 
 

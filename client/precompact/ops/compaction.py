@@ -62,6 +62,8 @@ BACKGROUND_NOTE = (
     "precompact is saving the pre-compaction transcript in the background (more than the hook "
     "saves itself); the savepoint's number is in `precompact status` once written."
 )
+# What the user's own note's {savepoint} says while the savepoint waits to be written.
+QUEUED_SAVEPOINT = "savepoint (being written in the background)"
 # Added to the summariser's note when the worker could not start: what the hook saved is saved.
 WORKER_WAITS = (
     " precompact's background worker could not start, so the rest of this save (its copies beyond this "
@@ -155,12 +157,19 @@ def _pre_compact(loaded: configuration.Config, payload: dict, agent: str, sessio
 
 def _queued_note(loaded: configuration.Config, payload: dict, speaks: bool, note: str) -> str:
     """Starts the worker for the savepoint PreCompact queued; the note for the summariser ("" for
-    an agent that does not read it, or when the configured note is ""), in fixed words: neither the
-    savepoint's number nor its hash is known yet."""
+    an agent that does not read it, or when the configured note is ""): `note`'s fixed words on why
+    it waits, then the advice for the summary a saved savepoint's note gives: the default note's
+    advice, or the user's own note, its placeholders filled with fixed words (neither the
+    savepoint's number nor its hash is known yet)."""
     started = _start_worker(loaded, payload)
     if not speaks or not loaded.compact_note:
         return ""
-    return note if started else note + QUEUE_WAITS
+    advice = (
+        configuration.DEFAULT_COMPACT_ADVICE
+        if loaded.compact_note == configuration.DEFAULT_COMPACT_NOTE
+        else _configured_note(loaded, QUEUED_SAVEPOINT, "pre-compaction transcript")
+    )
+    return f"{note} {advice}" if started else f"{note} {advice}{QUEUE_WAITS}"
 
 
 def layer_1(loaded: configuration.Config) -> snapshot.Settings:
@@ -779,7 +788,7 @@ def log_failure(root: Path, event, reason: str) -> bool:
     nothing is written there) or its logs/ is refused."""
     import traceback
 
-    from precompact.boundary import logs_dir
+    from precompact.boundary import logs_dir, terminal
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor
 
@@ -789,15 +798,17 @@ def log_failure(root: Path, event, reason: str) -> bool:
         logs = root / "logs"
         line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
+        # Both logs are read in a terminal (`tail`, `cat`): what a terminal would act on in a
+        # part its composer left bare (a path, the event's name) is shown, as `echo` shows it.
         error = sys.exc_info()[1]
         if error is not None and not isinstance(error, PrecompactError):
             fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             with os.fdopen(fd, "a") as f:
-                f.write(Redactor().redact(f"{line}\n{traceback.format_exc()}\n"))
+                f.write(terminal.sanitise(Redactor().redact(f"{line}\n{traceback.format_exc()}\n")))
             line += f" (traceback in logs/{DEBUG_LOG})"
         fd = logs_dir.open_file(logs, ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
-            f.write(Redactor().redact(line) + "\n")
+            f.write(terminal.sanitise(Redactor().redact(line)) + "\n")
     except (OSError, configuration.ConfigError):
         return False
     return True
@@ -872,11 +883,12 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, line
     {transcript} is followed by what was not saved whole."""
     if not loaded.compact_note:
         return ""
-    note = loaded.compact_note.replace("{savepoint}", f"savepoint {sequence} (sha256:{sha256[:12]})")
+    savepoint = f"savepoint {sequence} (sha256:{sha256[:12]})"
     if lines_in_part is None:  # an index line written before it was recorded: no claim either way
-        return note.replace("{transcript}", "pre-compaction transcript")
+        return _configured_note(loaded, savepoint, "pre-compaction transcript")
     if lines_in_part == 0:
-        return note.replace("{transcript}", "full pre-compaction transcript")
+        return _configured_note(loaded, savepoint, "full pre-compaction transcript")
+    note = loaded.compact_note.replace("{savepoint}", savepoint)
     in_part = (
         f"{lines_in_part} transcript line{'s' if lines_in_part > 1 else ''} saved only in part (a malformed "
         "or overlong line is kept as at most its first MiB of text, one still being written not at all): "
@@ -885,6 +897,11 @@ def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, line
     if "{transcript}" in note:
         return note.replace("{transcript}", f"pre-compaction transcript, but for {in_part},")
     return f"{note} ({in_part}.)"
+
+
+def _configured_note(loaded: configuration.Config, savepoint: str, transcript: str) -> str:
+    """The configured note with its placeholders filled with `savepoint` and `transcript`."""
+    return loaded.compact_note.replace("{savepoint}", savepoint).replace("{transcript}", transcript)
 
 
 def _recover(payload: dict, loaded: configuration.Config, agent: str, until: float) -> tuple[str | None, str | None]:

@@ -617,6 +617,19 @@ def _remote(loaded: configuration.Config) -> Check | None:
     )
 
 
+def unreadable_here(loaded: configuration.Config) -> str | None:
+    """`status`'s one line when the age identity here opens none of what Layer 2 seals every copy
+    to (`_identity`'s check): the savepoints sealed to them, another machine's and every copy on
+    the remote, cannot be read or restored here; None when it opens one (or nothing is sealed)."""
+    check = _identity(loaded)
+    if check is None or check.ok:
+        return None
+    return (
+        f"✗ {check.detail}; the savepoints sealed to encryption.recipients (another machine's, every copy on "
+        f"{loaded.remote}) cannot be read or restored here; fix: {check.fix}"
+    )
+
+
 def _identity(loaded: configuration.Config) -> Check | None:
     """Whether the identity opens what Layer 2 seals every copy to (`encryption.recipients`):
     read and parsed as Layer 2 reads it, then tried against each recipient. A file that is there

@@ -324,10 +324,32 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     done["logs_excluded"] = keep_out_of_git(root, say, warn)
     _register(loaded, warn)
     try:
-        gitstore.open_repository(gitstore.Target.of(loaded))
+        repo = gitstore.open_repository(gitstore.Target.of(loaded))
     except gitstore.GitStoreError as e:
         warn(f"warning: {e}; Layer 2 stays queued until it is fixed")
+        return done
+    if done["identity"] and done["identity"]["created"] and loaded.git_layer:
+        _sealed_for_others(repo, loaded, warn)
     return done
+
+
+def _sealed_for_others(repo, loaded: configuration.Config, warn: Callable[[str], None]) -> None:
+    """With an age identity made now, a remote whose branch of the instance holds savepoints
+    already (another machine's `init`, whose identity sealed them): this one cannot read them, said
+    in one line naming the fix. A remote that cannot be asked is said by Layer 2, not here."""
+    from precompact.remote import gitstore
+
+    target = gitstore.Target.of(loaded)
+    try:
+        held = gitstore.remote_has_branch(repo, target)
+    except gitstore.GitStoreError:
+        return
+    if held:
+        warn(
+            f"warning: {loaded.remote} already holds savepoints of {quoting.name(loaded.instance)} (branch {target.branch}), "
+            "sealed to another age identity: the one made now cannot read or restore them; fix: precompact key import "
+            "FILE (the identity that sealed them, from `precompact key export` on that machine; docs/setup.md)"
+        )
 
 
 def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None:

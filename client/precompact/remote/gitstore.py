@@ -132,7 +132,14 @@ _UNCOMPRESSED = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.compression"
 
 
 class GitStoreError(PrecompactError):
-    """Layer 2 could not be done; the message says why and what to do."""
+    """Layer 2 could not be done; the message says why and what to do, then what git or the
+    remote said of it (`reason`), quoted (`quoting.inline`). `unquoted` is the same failure with
+    those words as they were said, for a field whose printers quote it whole (an index line's
+    reason, `RemoteBranch.reason`): outside text is quoted once, where it is shown."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message if reason is None else f"{message}: {quoting.inline(reason)}")
+        self.unquoted = message if reason is None else f"{message}: {reason}"
 
 
 class Unopened(GitStoreError):
@@ -290,8 +297,9 @@ def open_repository(target: Target) -> git.Repo:
     except OSError as e:
         raise GitStoreError(f"precompact's git directory for {path} cannot be made: {quoting.os_error(e)}") from None
     if not isinstance(made, Path):
-        reason = quoting.inline(_said(made.stderr, made.returncode))
-        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {reason}")
+        raise GitStoreError(
+            f"precompact's git directory for {path} cannot be made", reason=_said(made.stderr, made.returncode)
+        )
     repo = _IsolatedRepo(made)
     repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
     _adopt_project_branches(repo, target, common)
@@ -329,7 +337,8 @@ def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> Non
         )
         if done.returncode != 0:
             raise GitStoreError(
-                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory: {quoting.inline(refusal(done.stderr, done.returncode))}"
+                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory",
+                reason=refusal(done.stderr, done.returncode),
             )
         named = re.compile(rf"{re.escape(base)}(-[0-9a-f]{{{INSTANCE_ID_DIGITS}}})?")
         listing = repo.git.for_each_ref("--format=%(objectname) %(refname)", _STAGED)
@@ -934,9 +943,7 @@ def push(repo: git.Repo, target: Target) -> int:
             return attempt + 1  # the remote holds this branch's commits already
         if theirs is not None:
             _merge_on_top(repo, target, commit, theirs)
-    raise GitStoreError(
-        f"push to {target.remote} failed: {quoting.inline(refusal(done.stdout + done.stderr, done.returncode))}"
-    )
+    raise GitStoreError(f"push to {target.remote} failed", reason=refusal(done.stdout + done.stderr, done.returncode))
 
 
 def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str:
@@ -950,7 +957,7 @@ def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str
         repo.git.update_ref(target.ref, merged, ours)
     except git.GitCommandError as e:
         raise GitStoreError(
-            f"branch {target.branch} could not be put on top of the remote's: {quoting.inline(_said(str(e.stderr), e.status))}"
+            f"branch {target.branch} could not be put on top of the remote's", reason=_said(str(e.stderr), e.status)
         ) from None
     return merged
 
@@ -981,7 +988,7 @@ def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str
     listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", *patterns)
     if listed.returncode != 0:
         raise GitStoreError(
-            f"reading {target.branch} on {target.remote} failed: {quoting.inline(refusal(listed.stderr, listed.returncode))}"
+            f"reading {target.branch} on {target.remote} failed", reason=refusal(listed.stderr, listed.returncode)
         )
     found = {}
     for line in str(listed.stdout).splitlines():
@@ -1019,7 +1026,7 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching {target.branch} from {target.remote} failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
+            f"fetching {target.branch} from {target.remote} failed", reason=refusal(done.stderr, done.returncode)
         )
     tip = _resolve(repo, fetched)
     if tip is None:
@@ -1088,7 +1095,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching the savepoint branches from {target.remote} failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
+            f"fetching the savepoint branches from {target.remote} failed", reason=refusal(done.stderr, done.returncode)
         )
     fetched = {}
     for branch in wanted:
@@ -1407,11 +1414,19 @@ def _sync_branch(
             continue
         try:
             commit = commit_savepoint(repo, target, logs, savepoint)
-        except (GitStoreError, OSError) as e:
-            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e)})
+        except GitStoreError as e:
+            yield _failed(savepoint, e)
+            return
+        except OSError as e:
+            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e)}, said=quoting.os_error(e))
             return
         except git.GitCommandError as e:
-            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": _said(str(e.stderr), e.status)})
+            yield _failed(
+                savepoint,
+                GitStoreError(
+                    f"committing savepoint {savepoint.sequence} failed", reason=_said(str(e.stderr), e.status)
+                ),
+            )
             return
         yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
         savepoint.commit = commit
@@ -1423,7 +1438,7 @@ def _sync_branch(
         push(repo, target)
     except GitStoreError as e:
         for savepoint in unpushed:
-            yield Outcome(savepoint, Event.LAYER_2_FAILED, {"reason": str(e), "commit": savepoint.commit})
+            yield _failed(savepoint, e, commit=savepoint.commit)
         return
     for savepoint in unpushed:
         yield Outcome(savepoint, Event.LAYER_2_PUSHED, {"commit": savepoint.commit, "remote": target.remote})
@@ -1441,11 +1456,9 @@ def _branch_taken_up(
         fetch(repo, target)
         tip = remote_tip(repo, target)
     except GitStoreError as e:
-        reason = f"precompact's git directory here has no branch {target.branch} (the project moved, or this is a new machine), and it could not be fetched: {e}"
+        why = f"precompact's git directory here has no branch {target.branch} (the project moved, or this is a new machine), and it could not be fetched"
         for savepoint in committed:
-            yield savepoint_log.Outcome(
-                savepoint, savepoint_log.Event.LAYER_2_FAILED, {"reason": reason, "commit": savepoint.commit}
-            )
+            yield _failed(savepoint, e, commit=savepoint.commit, why=why)
         return
     lost = [s for s in committed if tip is None or not _is_ancestor(repo, str(s.commit), tip)]
     for savepoint in lost:
@@ -1487,24 +1500,25 @@ def _pushed_again(
         kept = held if held is not None and _resolve(repo, held) is not None else None
         lost = [s for s in committed if kept is None or not _is_ancestor(repo, str(s.commit), kept)]
         for savepoint in lost:
-            yield savepoint_log.Outcome(
-                savepoint,
-                savepoint_log.Event.LAYER_2_FAILED,
-                {"reason": f"the remote no longer holds it: {e}", "commit": savepoint.commit},
-            )
+            yield _failed(savepoint, e, commit=savepoint.commit, why="the remote no longer holds it")
         if not lost and committed:
             # The remote holds every savepoint's commit, not this branch's tip (an index-only
             # commit: the signatures that make the remote's copy verify elsewhere): the newest
             # savepoint is not backed up whole until it lands, and the next flush pushes it.
             newest = max(committed, key=lambda s: s.sequence)
-            yield savepoint_log.Outcome(
-                newest,
-                savepoint_log.Event.LAYER_2_FAILED,
-                {
-                    "reason": f"the remote holds its commit but not the index copy after it (the signatures it carries): {e}",
-                    "commit": newest.commit,
-                },
-            )
+            why = "the remote holds its commit but not the index copy after it (the signatures it carries)"
+            yield _failed(newest, e, commit=newest.commit, why=why)
+
+
+def _failed(
+    savepoint: savepoint_log.Savepoint, error: GitStoreError, commit: str | None = None, why: str | None = None
+) -> savepoint_log.Outcome:
+    """Layer 2 failed for `savepoint` with `error`, after `why` (precompact's words) when given: the
+    index line keeps git's words as they were said (its printers quote the reason whole), the
+    outcome says them quoted now (`flush`'s line)."""
+    reason, said = (error.unquoted, str(error)) if why is None else (f"{why}: {error.unquoted}", f"{why}: {error}")
+    details = {"reason": reason, **({"commit": commit} if commit is not None else {})}
+    return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_2_FAILED, details, said=said)
 
 
 def _migrate(repo: git.Repo, target: Target) -> None:
@@ -1607,7 +1621,8 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
             listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
         except git.GitCommandError as e:
             raise GitStoreError(
-                f"branch {target.branch} cannot be listed: {quoting.inline(_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1))}"
+                f"branch {target.branch} cannot be listed",
+                reason=_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1),
             ) from None
         names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
     return names
@@ -1740,7 +1755,7 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
         return []
     listed = _transfer(repo, "ls-remote", url, "asking the remote", *heads)
     if listed.returncode != 0:
-        raise GitStoreError(f"asking the remote failed: {quoting.inline(refusal(listed.stderr, listed.returncode))}")
+        raise GitStoreError("asking the remote failed", reason=refusal(listed.stderr, listed.returncode))
     theirs = {}
     for line in str(listed.stdout).splitlines():
         commit, _, name = line.partition("\t")
@@ -1763,9 +1778,7 @@ def _not_held(repo: git.Repo, url: str) -> list[str]:
             options=_FETCH_OPTIONS,
         )
         if done.returncode != 0:
-            raise GitStoreError(
-                f"fetching from the remote failed: {quoting.inline(refusal(done.stderr, done.returncode))}"
-            )
+            raise GitStoreError("fetching from the remote failed", reason=refusal(done.stderr, done.returncode))
     held = {name for name in theirs if name not in unknown} | {
         name for name, ref in unknown.items() if _is_ancestor(repo, heads[name], ref)
     }

@@ -131,7 +131,7 @@ class GitEvidence:
             if exists:
                 self.fetch()
         except gitstore.GitStoreError as e:
-            return RemoteBranch(self.target.remote, self.target.branch, False, str(e))
+            return RemoteBranch(self.target.remote, self.target.branch, False, e.unquoted)
         return RemoteBranch(self.target.remote, self.target.branch, exists, None)
 
     def on_remote(self, commit: str) -> bool | None:
