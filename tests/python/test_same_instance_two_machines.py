@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,29 @@ def test_a_branch_merged_over_this_machines_savepoints_is_two_chains_with_the_st
     clone3, env3 = _second_machine(project, third)
     done = precompact(clone3, "restore", "--json", env=env3)
     assert done.returncode == 0 and len(json.loads(done.stdout)["restored"]) == 5, done.stdout
+
+
+def test_a_rekey_racing_the_same_instance_on_another_machine_is_not_merged_over_its_savepoints(project, tmp_path):
+    """`key rekey` commits this branch's tree re-encrypted and pushes it: the same rule as a
+    savepoint's push. Refused (exit 1) naming what the remote holds that logs/ lacks and
+    `precompact restore`; after it, the rekey lands on top of A's savepoints, every one kept."""
+    from precompact.remote import encryption as remote_crypto
+
+    clone, env = _forked(project, tmp_path)
+    before = _remote_tip(project)
+    added = remote_crypto.generate_identity(tmp_path / "teammate.txt")
+    config = clone / ".precompact.toml"
+    [mine] = tomllib.loads(config.read_text())["encryption"]["recipients"]
+    config.write_text(config.read_text().replace(f'recipients = ["{mine}"]', f'recipients = ["{mine}", "{added}"]'))
+    assert precompact(clone, "trust", "--yes", env=env).returncode == 0
+    refused = precompact(clone, "key", "rekey", env=env)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 1, said
+    assert "the remote holds 2 savepoint(s) that logs/ lacks: run `precompact restore`" in said, said
+    assert _remote_tip(project) == before
+    assert precompact(clone, "restore", env=env).returncode == 0
+    rekeyed = precompact(clone, "key", "rekey", env=env)
+    assert rekeyed.returncode == 0 and "to 2 recipient(s)" in rekeyed.stdout, rekeyed.stdout + rekeyed.stderr
+    for cwd, home in ((clone, env), (project.path, None)):
+        verify = precompact(cwd, "verify", env=home)
+        assert verify.returncode == 0 and verify.stdout.startswith("✓ 5 savepoint(s) verified"), verify.stdout

@@ -350,15 +350,23 @@ def rekey(config: Config) -> tuple[str | None, int, int]:
     nothing to change), the number of files re-encrypted and the number left as they were,
     encrypted only to keys the configured identity does not hold."""
     from precompact.remote import gitstore
+    from precompact.verifier import signed, team
 
     if not config.git_layer:
         raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
     target = gitstore.Target.of(config)
+    keys = team.your_keys(config, signed.configured_key(config))
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
             repo = gitstore.open_repository(target)
             commit, files, left = gitstore.rekey(repo, target, config.logs)
-            gitstore.push(repo, target)
+            # Its tree is this branch's: never merged over savepoints another machine pushed meanwhile.
+            every = savepoint_log.savepoints(config.logs)
+            waiting = [s for s in every if s.instance == config.instance and s.layer_2 != savepoint_log.Layer2.PUSHED]
+            hidden = gitstore.merge_hides(
+                repo, target, every, waiting, lambda own, names: team.others_snapshots(repo, own, names, keys)
+            )
+            gitstore.push(repo, target, hidden)
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
         raise RekeyError(str(e)) from None
     return commit, files, left

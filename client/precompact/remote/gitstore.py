@@ -1423,14 +1423,7 @@ def _sync_branch(
         yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
-
-    def hidden_by_merge() -> str | None:
-        """What a merge of this branch over the remote's tip just fetched would put out of its
-        index (the check above, made again on what the race brought): another machine of the
-        instance pushed savepoints logs/ lacks, so the two hold two chains."""
-        count = _not_in_logs(repo, target, every, others)
-        return f"branch {target.branch}: {savepoint_log.lacking_notice(count, unpushed)}" if count else None
-
+    hidden_by_merge = merge_hides(repo, target, every, unpushed, others)
     if not unpushed:
         yield from _pushed_again(repo, target, [s for s in savepoints if s.commit], unread, hidden_by_merge)
         return
@@ -1630,6 +1623,26 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
             ) from None
         names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
     return names
+
+
+def merge_hides(
+    repo: git.Repo,
+    target: Target,
+    every: list[savepoint_log.Savepoint],
+    waiting: list[savepoint_log.Savepoint],
+    others: Callable[[Target, set[str]], set[str]],
+) -> Callable[[], str | None]:
+    """`push`'s `hidden` for a branch of the savepoints logs/ holds (`every`; `waiting`: those of
+    them the push brings): what a merge over the remote's tip just fetched would put out of its
+    index, in the words of the check made before committing (`_not_in_logs`, on what the race
+    brought): another machine of the instance pushed savepoints logs/ lacks, so with `waiting`
+    the two hold two chains."""
+
+    def hidden() -> str | None:
+        count = _not_in_logs(repo, target, every, others)
+        return f"branch {target.branch}: {savepoint_log.lacking_notice(count, waiting)}" if count else None
+
+    return hidden
 
 
 def _not_in_logs(
