@@ -252,7 +252,7 @@ def resign_notice(config: Config) -> str | None:
     flush re-signs them (`_sign_lines`) and pushes the index, so `verify` here and `restore` on
     a machine holding only the new key count none of them till then. None when the git layer is
     off, the keypair does not sign here, or every such line is signed by it already."""
-    from precompact.verifier import signed
+    from precompact.verifier import signed, team
 
     key = _keypair_key(config)
     if key is None or not config.git_layer or config.authority not in (None, key):
@@ -261,7 +261,7 @@ def resign_notice(config: Config) -> str | None:
     stale = [s for s in written if not signed.signed_by(s, key)]
     if not stale:
         return None
-    previous = sorted({sig.signer for s in stale for sig in s.signatures} - {key})
+    previous = sorted({other for s in stale for other in team.other_signers(s, key)})
     return (
         f"{len(stale)} savepoint(s) this machine wrote are signed by {', '.join(previous)}, not by this file's key "
         f"{key}: run `precompact flush` now, which re-signs them with it and pushes their lines (until then `verify` "
