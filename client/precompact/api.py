@@ -251,6 +251,14 @@ def new_authority(config: Config, approved_authority: str | None) -> str | None:
     return layers.new_authority(config, approved_authority)
 
 
+def resign_notice(config: Config) -> str | None:
+    """What `trust` says after approving a keypair that has not signed the lines this machine
+    wrote: run `precompact flush` (ops.layers)."""
+    from precompact.ops import layers
+
+    return layers.resign_notice(config)
+
+
 def unvouched(config: Config) -> tuple[set[tuple[str, int]], str | None]:
     """The savepoints in logs/ that no root vouches for, by (instance, sequence), and what to
     do about them in one line (None: a root vouches for every one) (ops.layers)."""

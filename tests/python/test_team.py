@@ -1003,11 +1003,16 @@ def test_a_second_machine_whose_init_made_a_key_of_its_own_is_named_the_step_tha
     [keypair] = [k for k in keys.iterdir() if k.suffix == ".json"]
     identity = ("--identity", str(keys / "precompact-age-identity.txt"))
     theirs = _signing_key(owner)
+    desk = person(tmp_path, "own", str(remote), *identity, folder="own-desk")
+    # The flush for a key rotated from comes first (review13a F5: it never makes the old key count
+    # again); then the step for this case.
     step = (
-        f"every line of it is signed by that key; if it is your other machine's (`precompact init` there made a key of its own), make it this project's key here, with that machine's keypair "
+        "every line of it is signed by that key; if it is the key you rotated from (chain.keypair pointed at a new keypair), "
+        f"run `precompact flush` on the machine that wrote them, which re-signs them with {_signing_key(desk)}, then "
+        "`precompact restore` here; if it is your other machine's (`precompact init` there made a key of its own), make it "
+        "this project's key here, with that machine's keypair "
         f"(`precompact init --force --keypair FILE`) or chain.authority = {theirs} in .precompact.toml, then run `precompact restore`"
     )
-    desk = person(tmp_path, "own", str(remote), *identity, folder="own-desk")
     said = f"signed by {theirs}, not this project's key {_signing_key(desk)}: {step}"
     for command in (("verify",), ("restore",), ("status", "--remote")):
         done = desk.run(*command)

@@ -422,6 +422,10 @@ def trust(repo, yes, as_json) -> None:
             raise click.ClickException(f"not approved; precompact still does nothing in {root}")
     config_trust.approve(path, content, Path(allowed) if allowed else None, settings)
     _say(f"trusted {path} (sha256:{sha})")
+    # After approval: a new keypair leaves this machine's lines on the remote signed by the old one.
+    resign = result["resign"] = api.resign_notice(loaded)
+    if resign:
+        _say(resign)
     if as_json:
         _emit(result)
 

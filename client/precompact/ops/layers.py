@@ -245,6 +245,30 @@ def new_authority(config: Config, approved_authority: str | None) -> str | None:
     )
 
 
+def resign_notice(config: Config) -> str | None:
+    """What `trust` says after approving a configuration whose keypair is not the key that
+    signed the savepoints this machine wrote (chain.keypair pointed at a new keypair: the
+    rotation with the chain off): their lines on the remote stay the previous key's until a
+    flush re-signs them (`_sign_lines`) and pushes the index, so `verify` here and `restore` on
+    a machine holding only the new key count none of them till then. None when the git layer is
+    off, the keypair does not sign here, or every such line is signed by it already."""
+    from precompact.verifier import signed, team
+
+    key = _keypair_key(config)
+    if key is None or not config.git_layer or config.authority not in (None, key):
+        return None
+    written = [s for s in savepoint_log.savepoints(config.logs) if s.written_here and s.signatures]
+    stale = [s for s in written if not signed.signed_by(s, key)]
+    if not stale:
+        return None
+    previous = sorted({other for s in stale for other in team.other_signers(s, key)})
+    return (
+        f"{len(stale)} savepoint(s) this machine wrote are signed by {', '.join(previous)}, not by this file's key "
+        f"{key}: run `precompact flush` now, which re-signs them with it and pushes their lines (until then `verify` "
+        "here and `restore` on a machine holding only the new key find them signed by another key)"
+    )
+
+
 def _keypair_key(config: Config) -> str | None:
     """The public key of the keypair the configuration names (None: it cannot be read)."""
     from precompact.verifier import signed
@@ -326,15 +350,23 @@ def rekey(config: Config) -> tuple[str | None, int, int]:
     nothing to change), the number of files re-encrypted and the number left as they were,
     encrypted only to keys the configured identity does not hold."""
     from precompact.remote import gitstore
+    from precompact.verifier import signed, team
 
     if not config.git_layer:
         raise RekeyError("the git layer is off in .precompact.toml; there is no branch to re-encrypt")
     target = gitstore.Target.of(config)
+    keys = team.your_keys(config, signed.configured_key(config))
     try:
         with savepoint_log.locked(config.logs, FLUSH_LOCK_TIMEOUT_SECONDS, FLUSH_LOCK_NAME):
             repo = gitstore.open_repository(target)
             commit, files, left = gitstore.rekey(repo, target, config.logs)
-            gitstore.push(repo, target)
+            # Its tree is this branch's: never merged over savepoints another machine pushed meanwhile.
+            every = savepoint_log.savepoints(config.logs)
+            waiting = [s for s in every if s.instance == config.instance and s.layer_2 != savepoint_log.Layer2.PUSHED]
+            hidden = gitstore.merge_hides(
+                repo, target, every, waiting, lambda own, names: team.others_snapshots(repo, own, names, keys)
+            )
+            gitstore.push(repo, target, hidden)
     except (gitstore.GitStoreError, savepoint_log.LockTimeout) as e:
         raise RekeyError(str(e)) from None
     return commit, files, left

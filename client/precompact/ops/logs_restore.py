@@ -149,8 +149,10 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
     if branch == target.branch or any(s.instance == config.instance for s in remote):
         # Layer 2 goes on from there (from your own index, when another key's is at the tip: your
         # next push then puts it back on top); a shared branch of another instance's is not this
-        # one's history.
-        gitstore.adopt_remote_branch(repo, target, source)
+        # one's history. A branch here holding another chain (logs/ moved aside to restore this
+        # one) is moved there too, unless logs/ records a commit of it.
+        recorded = [str(s.commit) for s in savepoint_log.savepoints(config.logs, config.instance) if s.commit]
+        gitstore.adopt_remote_branch(repo, target, source, recorded)
     return found
 
 

@@ -904,14 +904,18 @@ def _remove_stale_ref_lock(repo: git.Repo, ref: str) -> bool:
     return True
 
 
-def push(repo: git.Repo, target: Target) -> int:
+def push(repo: git.Repo, target: Target, hidden: Callable[[], str | None] = lambda: None) -> int:
     """Pushes the instance's branch to the remote's one URL (git_env.transport: none of the
     repository's configuration is read), never forced, and moves the remote-tracking ref to what
     the remote now holds; returns how many retries it took. When the remote's branch moved since
     (a race, or another machine of this instance): fetch it, put this branch on top of it with a
     merge commit that keeps every commit of both (none rewritten, so every commit a savepoint
     recorded stays on the remote), and push again, up to RACE_RETRIES times after a random pause.
-    Raises GitStoreError with git's whole reason (redacted) on any other refusal."""
+    The merge's tree is this branch's, so before it `hidden` is asked, the fetched tip now the
+    remote-tracking ref, what that tree would put out of the tip's index (savepoints another
+    machine of the instance pushed that logs/ lacks: two chains); when it names any, nothing is
+    merged and GitStoreError says it. Raises GitStoreError with git's whole reason (redacted) on
+    any other refusal."""
     url = remote_url(target)
     for attempt in range(RACE_RETRIES + 1):
         commit = _resolve(repo, target.ref)
@@ -942,6 +946,9 @@ def push(repo: git.Repo, target: Target) -> int:
         if theirs is not None and _is_ancestor(repo, commit, theirs):
             return attempt + 1  # the remote holds this branch's commits already
         if theirs is not None:
+            refused = hidden()
+            if refused:
+                raise GitStoreError(refused)
             _merge_on_top(repo, target, commit, theirs)
     raise GitStoreError(f"push to {target.remote} failed", reason=refusal(done.stdout + done.stderr, done.returncode))
 
@@ -1431,11 +1438,12 @@ def _sync_branch(
         yield Outcome(savepoint, Event.LAYER_2_COMMITTED, {"commit": commit, "branch": target.branch})
         savepoint.commit = commit
     unpushed = [s for s in savepoints if s.commit and s.layer_2 != savepoint_log.Layer2.PUSHED]
+    hidden_by_merge = merge_hides(repo, target, every, unpushed, others)
     if not unpushed:
-        yield from _pushed_again(repo, target, [s for s in savepoints if s.commit], unread)
+        yield from _pushed_again(repo, target, [s for s in savepoints if s.commit], unread, hidden_by_merge)
         return
     try:
-        push(repo, target)
+        push(repo, target, hidden_by_merge)
     except GitStoreError as e:
         for savepoint in unpushed:
             yield _failed(savepoint, e, commit=savepoint.commit)
@@ -1467,18 +1475,22 @@ def _branch_taken_up(
             savepoint, savepoint_log.Event.LAYER_2_FAILED, {"reason": reason, "commit": savepoint.commit}
         )
     if not lost and tip is not None:
-        adopt_remote_branch(repo, target, tip)
+        adopt_remote_branch(repo, target, tip, [str(s.commit) for s in committed])
 
 
 def _pushed_again(
-    repo: git.Repo, target: Target, committed: list[savepoint_log.Savepoint], unread: Callable[[str], None]
+    repo: git.Repo,
+    target: Target,
+    committed: list[savepoint_log.Savepoint],
+    unread: Callable[[str], None],
+    hidden: Callable[[], str | None],
 ) -> Iterator[savepoint_log.Outcome]:
     """With every savepoint recorded as pushed, asks the remote what its branch holds now and
     pushes again when that is not this branch's tip: an index-only commit not pushed yet, a
     branch migrated from the shared one, or a branch the remote lost or rewound (a force-push,
-    a deletion). A push that then fails records, for each savepoint the remote no longer holds,
-    that it is not backed up, with git's reason; when it holds them all, that the newest is not
-    (the index copy after it is not there). A remote that cannot be read changes no record
+    a deletion), never merged over what `hidden` names (`push`). A push that then fails records,
+    for each savepoint the remote no longer holds, that it is not backed up, with git's reason;
+    when it holds them all, that the newest is not (the index copy after it is not there). A remote that cannot be read changes no record
     (nothing is known to be missing), and `unread` is told why it was not checked."""
     tip = _resolve(repo, target.ref)
     if tip is None:
@@ -1495,7 +1507,7 @@ def _pushed_again(
         _set_tracking_ref(repo, target, tip)
         return
     try:
-        push(repo, target)
+        push(repo, target, hidden)
     except GitStoreError as e:
         kept = held if held is not None and _resolve(repo, held) is not None else None
         lost = [s for s in committed if kept is None or not _is_ancestor(repo, str(s.commit), kept)]
@@ -1628,6 +1640,26 @@ def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
     return names
 
 
+def merge_hides(
+    repo: git.Repo,
+    target: Target,
+    every: list[savepoint_log.Savepoint],
+    waiting: list[savepoint_log.Savepoint],
+    others: Callable[[Target, set[str]], set[str]],
+) -> Callable[[], str | None]:
+    """`push`'s `hidden` for a branch of the savepoints logs/ holds (`every`; `waiting`: those of
+    them the push brings): what a merge over the remote's tip just fetched would put out of its
+    index, in the words of the check made before committing (`_not_in_logs`, on what the race
+    brought): another machine of the instance pushed savepoints logs/ lacks, so with `waiting`
+    the two hold two chains."""
+
+    def hidden() -> str | None:
+        count = _not_in_logs(repo, target, every, others)
+        return f"branch {target.branch}: {savepoint_log.lacking_notice(count, waiting)}" if count else None
+
+    return hidden
+
+
 def _not_in_logs(
     repo: git.Repo,
     target: Target,
@@ -1690,16 +1722,25 @@ def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
     return added
 
 
-def adopt_remote_branch(repo: git.Repo, target: Target, tip: str) -> bool:
-    """Starts the local savepoint branch at the remote's `tip` when there is none here (a fresh
-    clone), so that Layer 2 commits the next savepoint on top of the remote's history; returns
-    whether it did. A local branch that exists is left as it is."""
-    if _resolve(repo, target.ref) is not None:
+def adopt_remote_branch(repo: git.Repo, target: Target, tip: str, recorded: Collection[str]) -> bool:
+    """Starts the local savepoint branch at the remote's `tip` so that Layer 2 commits the next
+    savepoint on top of the remote's history (its tree is the next commit's base); returns
+    whether it did. A branch here is moved there only when it is not ahead of `tip` and none of
+    `recorded` (the commits logs/ records its savepoints in) is outside `tip`'s history: then
+    what it holds beyond `tip` is no savepoint logs/ knows (another chain's, whose logs/ was
+    moved aside to restore this one), and building on its tree would leave `tip`'s snapshots
+    out of the next commit."""
+    here = _resolve(repo, target.ref)
+    if here is not None and (
+        here == tip
+        or _is_ancestor(repo, tip, here)
+        or not all(commit == tip or _is_ancestor(repo, commit, tip) for commit in recorded)
+    ):
         return False
     try:
-        repo.git.update_ref(target.ref, tip, "0" * len(tip))
+        repo.git.update_ref(target.ref, tip, here or "0" * len(tip))
     except git.GitCommandError:
-        return False  # made meanwhile by another precompact process
+        return False  # moved meanwhile by another precompact process
     return True
 
 

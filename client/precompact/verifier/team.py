@@ -109,7 +109,7 @@ def _judged(
     signer = own_key(savepoints)
     found = {"instance": owner[0], "last": savepoints[-1], "signer": signer}
     # This project's own branch is held to the configured key, not to the key its lines claim.
-    foreign = another_key(savepoints, keys) if owner[0] == own_instance else None
+    foreign = another_key(savepoints, keys, pushed) if owner[0] == own_instance else None
     if foreign:
         return listed(verdicts.Check(verdicts.FAILED, foreign), **found)
     if signer is None and _broken_chain(savepoints) is None:
@@ -136,7 +136,7 @@ def _judged(
     # This project's own branch is also held to what logs/ records as pushed to it, and to the
     # longest chain of your savepoints its history holds (what `restore` brings back).
     if owner[0] == own_instance:
-        lost = tip_problem(repo, target, commit, savepoints, pushed)
+        lost = tip_problem(repo, target, commit, savepoints, pushed, keys)
         rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
         if rolled is not None:
             lost = f"{rolled[1]}: `precompact restore` walks back for them, restoring from commit {rolled[0][:12]}"
@@ -182,26 +182,80 @@ def foreign_line(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int 
     return None
 
 
-def another_key(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None]) -> str | None:
+def another_key(
+    savepoints: list[savepoint_log.Savepoint],
+    keys: dict[str, int | None],
+    written: Collection[savepoint_log.Savepoint] = (),
+) -> str | None:
     """`foreign_line`, and what it means, in the words `verify`, `flush`, `status --remote` and
-    `restore` give. When every signed line of the instance is one other key's, that key is most
-    likely the user's own on another machine (`init` there makes a key of its own), so the step
-    that makes it this project's key comes first: after it `restore` brings those savepoints back
-    and nothing is left to say. Only otherwise is it another key saved under the name, which the
-    next push of yours covers (pushing over your other machine's lineage would fork it)."""
+    `restore` give. Lines this machine wrote and signed with the key it had before chain.keypair
+    changed (`written`: logs/'s savepoints of the instance) are its previous key's
+    (`previous_key`), whose fix is a flush here. When every signed line of the instance is one
+    other key's and logs/ cannot say whose, it is most likely the user's own: the key they
+    rotated from (with the chain off, a new chain.keypair and `precompact trust`: the machine
+    that wrote the lines re-signs them at its next flush), or their key on another machine
+    (`init` there makes a key of its own). The flush comes first, since it never makes the
+    rotated-from key count again; then the step that makes the other machine's key this
+    project's, after which `restore` brings those savepoints back. Only otherwise is it another
+    key saved under the name, which the next push of yours covers (pushing over your other
+    machine's lineage would fork it)."""
     foreign = foreign_line(savepoints, keys)
     if foreign is None:
         return None
+    previous = previous_key(savepoints, keys, written)
+    if previous:
+        return previous
     signers = {s.signer for savepoint in savepoints for s in savepoint.signatures}
     if len(signers) == 1 and not signers & keys.keys():
         [other] = signers
         return (
-            f"{foreign}: every line of it is signed by that key; if it is your other machine's (`precompact init` "
+            f"{foreign}: every line of it is signed by that key; if it is the key you rotated from (chain.keypair "
+            f"pointed at a new keypair), run `precompact flush` on the machine that wrote them, which re-signs them "
+            f"with {next(iter(keys))}, then `precompact restore` here; if it is your other machine's (`precompact init` "
             f"there made a key of its own), make it this project's key here, with that machine's keypair "
             f"(`precompact init --force --keypair FILE`) or chain.authority = {other} in .precompact.toml, "
-            "then run `precompact restore`; if it is not yours, another key saved under this instance's name"
+            "then run `precompact restore`; if neither, another key saved under this instance's name"
         )
     return f"{foreign}: another key saved under this instance's name"
+
+
+def previous_key(
+    savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None], written: Collection[savepoint_log.Savepoint]
+) -> str | None:
+    """When each line of `savepoints` (the instance's on its branch) that none of `keys` signed
+    is one this machine wrote (`written`, logs/'s: the same sequence and snapshot, with this
+    machine's tag) and signed itself with the key it had before chain.keypair changed (logs/
+    holds that key's signature over the same line, and so does the branch): what to say of them
+    and the fix, `precompact flush` here, whose signing pass re-signs every line this machine
+    wrote with the configured key and pushes the index. None otherwise (the machine's tag is
+    the root: a key logs/ merely names is not taken for this machine's)."""
+    if not keys:
+        return None
+    mine = next(iter(keys))
+    here = {(s.sequence, s.snapshot_hash): s for s in written if s.written_here}
+    unsigned = [
+        s
+        for s in savepoints
+        if not any(signed.signed_by(s, k) for k, last in keys.items() if last is None or s.sequence <= last)
+    ]
+    olds: set[str] = set()
+    for savepoint in unsigned:
+        own = here.get((savepoint.sequence, savepoint.snapshot_hash))
+        both = [
+            k
+            for k in other_signers(savepoint, mine)
+            if own is not None and signed.signed_by(savepoint, k) and signed.signed_by(own, k)
+        ]
+        if not both:
+            return None
+        olds.update(both[:1])
+    if not unsigned:
+        return None
+    return (
+        f"the lines of {_sequences([s.sequence for s in unsigned])} on the branch are signed by {', '.join(sorted(olds))}, "
+        f"the key this machine signed them with before chain.keypair changed (logs/ holds them as written here), "
+        f"not this project's key {mine}: run `precompact flush` here, which re-signs them with {mine} and pushes the index"
+    )
 
 
 def unpinned(key: str | None, mine: str | None, pins: Collection[str]) -> str | None:
@@ -300,24 +354,37 @@ def own_branch_problem(
         problem: str | None = read
     else:
         at_tip = savepoint_log.of_instance(read.savepoints, instance)
-        problem = another_key(at_tip, keys) or tip_problem(repo, target, tip, at_tip, pushed)
+        # These two name their own fix: the next savepoint's push would not end them.
+        own_fix = previous_key(at_tip, keys, pushed) or forked(at_tip, pushed, keys)
+        if own_fix:
+            return f"branch {target.branch} at {tip[:12]}: {own_fix}"
+        problem = another_key(at_tip, keys, pushed) or tip_problem(repo, target, tip, at_tip, pushed, keys)
     if not problem:
         return None
     return f"branch {target.branch} at {tip[:12]}: {problem} (your next savepoint's push puts your index back on top)"
 
 
 def tip_problem(
-    repo, target, tip: str, at_tip: list[savepoint_log.Savepoint], pushed: list[savepoint_log.Savepoint]
+    repo,
+    target,
+    tip: str,
+    at_tip: list[savepoint_log.Savepoint],
+    pushed: list[savepoint_log.Savepoint],
+    keys: dict[str, int | None],
 ) -> str | None:
     """Why the tip `tip` of this project's own branch does not hold the savepoints logs/ records
     as pushed there (`pushed`: those whose commit is in its history, each line as logs/ holds
-    it), or None: some dropped from its index (`at_tip`, the instance's lines there) while their
-    commits stay in the history (a commit on top restoring an earlier tree, such as a `git
-    revert` of the branch's last commits: `restore` elsewhere would bring back only what is
-    left), or a snapshot file there that is not the one its line states (a commit on top that
-    rewrote it: `restore` reads it where it was pushed, `verify` checks it there)."""
+    it), or None: another chain of the instance in their place (`forked`), some dropped from its
+    index (`at_tip`, the instance's lines there) while their commits stay in the history (a
+    commit on top restoring an earlier tree, such as a `git revert` of the branch's last
+    commits: `restore` elsewhere would bring back only what is left), or a snapshot file there
+    that is not the one its line states (a commit on top that rewrote it: `restore` reads it
+    where it was pushed, `verify` checks it there)."""
     from precompact.remote import gitstore
 
+    two_chains = forked(at_tip, pushed, keys)
+    if two_chains:
+        return two_chains
     held = gitstore.history(repo, tip)
     there = [s for s in pushed if s.commit in held and s.layer_2 == savepoint_log.Layer2.PUSHED]
     if not there:
@@ -334,6 +401,36 @@ def tip_problem(
     if altered:
         return f"{altered} (`restore` reads each where it was pushed)"
     return None
+
+
+def forked(
+    at_tip: list[savepoint_log.Savepoint], pushed: list[savepoint_log.Savepoint], keys: dict[str, int | None]
+) -> str | None:
+    """When the branch's index (`at_tip`, the instance's lines there) holds, for a savepoint
+    logs/ records as pushed (`pushed`), a line of another snapshot that one of your `keys`
+    signed: another machine of this instance saved its own savepoint of that number and its
+    push put it in place of this machine's (what a push of older versions made in a race: a
+    merge whose tree was its own). No rollback: both chains are yours, and neither command ends
+    it alone (this machine's next push would put the other's savepoints out of the index, which
+    Layer 2 refuses), so the step that joins them is named. None otherwise."""
+    mine = {(s.sequence, s.snapshot_hash) for s in pushed if s.layer_2 == savepoint_log.Layer2.PUSHED}
+    numbers = {number for number, _ in mine}
+    other = sorted(
+        s.sequence
+        for s in at_tip
+        if s.sequence in numbers
+        and (s.sequence, s.snapshot_hash) not in mine
+        and any(signed.signed_by(s, k) for k, last in keys.items() if last is None or s.sequence <= last)
+    )
+    if not other:
+        return None
+    instance = at_tip[0].instance
+    return (
+        f"its index holds {_sequences(other)} signed by your key with other snapshots than the ones logs/ records as "
+        f"pushed to it: another machine of {quoting.name(instance)} saved its own and its push put them in place of "
+        f"this machine's (left in the branch's history): two chains of {quoting.name(instance)}, which `precompact "
+        f"restore` keeps apart and `precompact flush` never pushes over; {savepoint_log.TWO_CHAINS_FIX}"
+    )
 
 
 def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Savepoint, str]]) -> str | None:
