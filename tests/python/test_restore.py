@@ -998,3 +998,32 @@ def test_a_snapshot_at_the_tip_that_does_not_open_on_a_recipient_machine_is_fail
     elsewhere = precompact(project.path, "verify", env={"PRECOMPACT_IDENTITY": str(other)})
     assert elsewhere.returncode == 4 and not elsewhere.stdout.startswith("✓"), elsewhere.stdout
     assert "opens none of the recipients your savepoints are sealed to" in elsewhere.stdout, elsewhere.stdout
+
+
+def test_a_savepoint_at_the_tip_after_a_gap_no_earlier_copy_reaches_is_named_left_out(project, tmp_path):
+    """review13a F2, a gap *and* a later line: the branch rewound to savepoint 3's commit, then a
+    tip whose index holds your signed 1, 3 and 4 (2's line and file gone; 4 is at the tip only).
+    The longest chain is 1..3 in the history: `restore` restores it and names 4 as left out, at
+    the tip only after the gap (exit 1), never a chain that skips 2."""
+    _saved(project, tmp_path, 1, name="fourth.jsonl")
+    held = _status(project.path)["savepoints"]
+    third = held[2]["commit"]
+    run_git(project.remote, "update-ref", f"refs/heads/{project.branch}", third)
+    fourth = held[3]["snapshot_file"]
+    index = project.logs / "precompact-savepoint.jsonl"
+    kept = [line for line in index.read_bytes().splitlines(keepends=True) if json.loads(line).get("sequence") != 2]
+    _rewrite_remote(
+        project,
+        tmp_path,
+        {INDEX_COPY: b"".join(kept), held[1]["snapshot_file"]: None, fourth: (project.path / fourth).read_bytes()},
+    )
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert (document["complete"], document["commit"]) == (False, third), document
+    assert document["foreign"].startswith(
+        f"at {tip[:12]}, its index holds your savepoints 1, 3, 4 with savepoint 2 missing from the middle, an earlier copy in its history holds savepoints 1..3 unbroken: savepoint 2 was dropped by a later commit (a line deleted from the index, or a rollback); savepoint 4, at the tip only after the gap, is left out"
+    ), document["foreign"]

@@ -18,9 +18,11 @@ not yours. Then the history is read back, a bounded walk (team.WALK commits that
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
 signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
 whose index copy precompact did not write (over its size, or a line that does not parse): the
-cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds fewer
-of your savepoints than an earlier copy (a rollback, such as a `git revert` of the branch's last
-commits: team.own_index), so that what restore brings back is the longest chain your key signed.
+cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds a
+shorter chain of your savepoints (1, 2, 3 … unbroken, each linking) than an earlier copy (a
+rollback, such as a `git revert` of the branch's last commits, or a line deleted from the middle:
+team.own_index), so that what restore brings back is the longest chain your key signed. A
+savepoint after a gap no copy fills is left out, never written after a gap in logs/.
 
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its

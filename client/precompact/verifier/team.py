@@ -591,10 +591,18 @@ def rollback(
             if missing
             else f"the chain broken after #{held} (savepoint {held + 1}'s line is not signed by your key or does not link)"
         )
+        # Lines of yours after the gap that the earlier chain does not reach: never restored
+        # after a gap, so named, not passed over.
+        later = [n for n in after if n > longest]
+        beyond = (
+            f"; {_sequences(later)}, at the tip only after the gap, {'is' if len(later) == 1 else 'are'} left out"
+            if later
+            else ""
+        )
         words = (
             f"its index holds your {_sequences(yours)} with {gap}, an earlier copy in its history holds "
             f"savepoints 1..{longest} unbroken: {_sequences(dropped)} {were} dropped by a later commit (a line "
-            "deleted from the index, or a rollback)"
+            f"deleted from the index, or a rollback){beyond}"
         )
     elif held:
         words = (
