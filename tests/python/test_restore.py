@@ -958,19 +958,21 @@ def test_a_savepoint_after_a_gap_no_copy_within_the_walk_fills_is_left_out_and_i
     assert again.exit_code == 0 and "restored 2 savepoint(s)" in again.output, again.output
 
 
-@pytest.mark.parametrize("replaced", ["undecryptable", "sealed"])
+@pytest.mark.parametrize("replaced", ["undecryptable", "sealed", "last sealed"])
 def test_a_snapshot_at_the_tip_that_does_not_open_on_a_recipient_machine_is_failed_not_skipped(
     project, tmp_path, replaced
 ):
     """review13a F4: anyone who can push (no identity needed) replaces savepoint 2's encrypted
     snapshot at the tip with bytes that do not decrypt, or with a ciphertext to a recipient of
-    their own. On the machine that pushed it, whose identity is a recipient, `verify`, `status
-    --remote` and `flush` fail the tip naming the savepoint and its file (exit 1, `--json`
-    FAILED), as `restore` elsewhere names it altered; only a machine with no identity that opens
-    your savepoints leaves it unjudged (its setup: not verified, exit 4, never ✓)."""
+    their own (also the last one's, which `status --remote` reads itself). On the machine that
+    pushed it, whose identity is a recipient, `verify`, `status --remote` and `flush` fail the
+    tip naming the savepoint and its file (exit 1, `--json` FAILED), as `restore` elsewhere
+    names it altered; only a machine with no identity that opens your savepoints leaves it
+    unjudged (its setup: not verified, exit 4, never ✓)."""
     import pyrage
 
-    name = _status(project.path)["savepoints"][1]["snapshot_file"]
+    sequence = 3 if replaced == "last sealed" else 2
+    name = _status(project.path)["savepoints"][sequence - 1]["snapshot_file"]
     stranger = pyrage.x25519.Identity.generate()
     data = (
         b"age-encryption.org/v1\n-> X25519 garbage\n--- x\n" + b"\0" * 64
@@ -979,18 +981,22 @@ def test_a_snapshot_at_the_tip_that_does_not_open_on_a_recipient_machine_is_fail
     )
     _rewrite_remote(project, tmp_path, {name + ".age": data})
     tip = _remote_tip(project)
+    sealed = f"at its tip savepoint {sequence}'s snapshot ({name}) is not sealed to this machine's identity ({name}.age at commit {tip[:12]} cannot be read with "
     said = {
         "undecryptable": f"at its tip savepoint 2's snapshot ({name}) does not decrypt or authenticate with this machine's identity ({name}.age at commit {tip[:12]}: it does not decrypt or authenticate (",
-        "sealed": f"at its tip savepoint 2's snapshot ({name}) is not sealed to this machine's identity ({name}.age at commit {tip[:12]} cannot be read with ",
+        "sealed": sealed,
+        "last sealed": sealed,
     }[replaced]
     verify = precompact(project.path, "verify")
     assert verify.returncode == 1 and verify.stdout.startswith("✗") and said in verify.stdout, verify.stdout
     as_json = json.loads(precompact(project.path, "verify", "--json").stdout)
     assert as_json["verdict"]["status"] == "FAILED" and said in as_json["verdict"]["detail"], as_json["verdict"]
-    listed = precompact(project.path, "status", "--remote")
-    assert listed.returncode == 1 and said in listed.stdout and "✓" not in listed.stdout, listed.stdout
     flushed = precompact(project.path, "flush")
     assert flushed.returncode == 1 and said in flushed.stdout, flushed.stdout
+    listed = precompact(project.path, "status", "--remote")
+    if replaced == "last sealed":  # status --remote reads the last snapshot at the tip itself
+        said = f"FAILED: savepoint 3's snapshot at its tip is not sealed to this machine's identity, which opens its index: {name}.age at commit {tip[:12]} cannot be read with "
+    assert listed.returncode == 1 and said in listed.stdout and "✓" not in listed.stdout, listed.stdout
 
     other = tmp_path / "stranger-identity.txt"
     other.write_text(str(stranger) + "\n")

@@ -124,7 +124,12 @@ def _judged(
     last = savepoints[-1]
     try:
         data = gitstore.file_at(repo, commit, str(last.snapshot_file), target.keys)
-    except gitstore.Sealed:
+    except gitstore.Sealed as e:
+        if owner[0] == own_instance and not isinstance(e, gitstore.NoIdentity):
+            # Your own branch, whose index the identity here opened: a snapshot sealed to others
+            # at its tip is not one precompact pushed there (anyone who can push can seal bytes).
+            why = f"savepoint {last.sequence}'s snapshot at its tip is not sealed to this machine's identity, which opens its index: {quoting.single_line(str(e))}"
+            return listed(verdicts.Check(verdicts.FAILED, why), **found)
         return listed(
             verdicts.Check(
                 verdicts.NOT_VERIFIED,
