@@ -570,17 +570,21 @@ def rollback(
     of its last commits, your own earlier index replayed, either pushed as a merge), or whose
     index lost a line from the middle. Then the commit holding the longest chain (`_walk`), what
     the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
-    break off before their last (a gap), or the history added a snapshot file the index at
+    do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file the index at
     `start` does not name (one `git log`; an intact branch names every one it added)."""
     from precompact.remote import gitstore
 
     own = savepoint_log.of_instance(read, instance)
+    # An index whose lines run 1, 2, 3 … each linking, and that names every snapshot file its
+    # history added, is no rollback: decided without a signature checked (each costs more than
+    # the `git log`; `restore` and `status --remote` check them where they read the lines).
+    gap = _broken_chain(own) is not None
+    if not gap and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
+        return None
     held = unbroken(own, keys)
     # Your lines after the chain's break (each signature checked once: those up to it were).
     after = sorted({s.sequence for s in own if s.sequence > held and any(signed.signed_by(s, k) for k in keys)})
     yours, broken_off = [*range(1, held + 1), *after], bool(after)
-    if not broken_off and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
-        return None
     source, walked, longest = _walk(repo, target, start, instance, keys)
     if longest is None or longest <= held:
         return None
