@@ -578,8 +578,8 @@ def rollback(
     # An index whose lines run 1, 2, 3 … each linking, and that names every snapshot file its
     # history added, is no rollback: decided without a signature checked (each costs more than
     # the `git log`; `restore` and `status --remote` check them where they read the lines).
-    gap = _broken_chain(own) is not None
-    if not gap and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
+    intact = _broken_chain(own) is None
+    if intact and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
         return None
     held = unbroken(own, keys)
     # Your lines after the chain's break (each signature checked once: those up to it were).
