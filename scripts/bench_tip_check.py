@@ -1,7 +1,8 @@
 """What holding the tip of your own branch to what logs/ records as pushed costs (review12b F1,
 F4: `verifier.team.tip_problem`, run by `flush`, the worker after each savepoint, `verify` and
 `status --remote`), and what `restore`'s test for a rollback costs (one `git log` of the commits
-adding snapshots, `team._rolled_back`'s trigger), over `--savepoints` savepoints, each committed
+adding snapshots, `team._rolled_back`'s trigger, and `team.rollback` whole on an intact tip: that
+log and the tip's chain checked, each line's signature), over `--savepoints` savepoints, each committed
 encrypted and pushed in a commit of its own. `own_branch_problem` is timed in turn without the
 savepoints (the check skipped: what it cost before) and with them, `--rounds` times each, in
 process, after one warm-up of each.
@@ -79,18 +80,29 @@ def main() -> None:
             gitstore.commits_adding_snapshots(repo, tip)
             return time.perf_counter() - began
 
-        once(False), once(True), trigger()
-        without, with_, log = [], [], []
+        read = team.index_at(repo, target, tip)
+
+        def rollback() -> float:
+            began = time.perf_counter()
+            found = team.rollback(repo, target, tip, loaded.instance, keys, read)
+            elapsed = time.perf_counter() - began
+            assert found is None, found
+            return elapsed
+
+        once(False), once(True), trigger(), rollback()
+        without, with_, log, whole = [], [], [], []
         for _ in range(args.rounds):
             without.append(once(False))
             with_.append(once(True))
             log.append(trigger())
+            whole.append(rollback())
     results = {
         "savepoints": args.savepoints,
         "rounds": args.rounds,
         "own_branch_problem_without_ms": round(statistics.median(without) * 1000, 1),
         "own_branch_problem_with_ms": round(statistics.median(with_) * 1000, 1),
         "commits_adding_snapshots_ms": round(statistics.median(log) * 1000, 1),
+        "rollback_ms": round(statistics.median(whole) * 1000, 1),
         "load": os.getloadavg(),
     }
     if args.json:
@@ -99,7 +111,8 @@ def main() -> None:
     print(
         f"- {args.savepoints} savepoints, median of {args.rounds} alternating rounds: own_branch_problem "
         f"{results['own_branch_problem_without_ms']} ms without the tip check, {results['own_branch_problem_with_ms']} ms with it; "
-        f"restore's rollback test (commits adding snapshots) {results['commits_adding_snapshots_ms']} ms; load {results['load']}"
+        f"restore's rollback test (commits adding snapshots) {results['commits_adding_snapshots_ms']} ms, "
+        f"team.rollback whole {results['rollback_ms']} ms; load {results['load']}"
     )
 
 

@@ -787,8 +787,10 @@ def test_after_restore_raced_a_save_with_the_chain_on_verify_sends_no_one_to_res
 
 def _rolled_back(project: Project, tmp_path: Path, how: str) -> None:
     """A fast-forward on top of the branch whose tree is savepoint 1's (anyone who can push, no
-    force): a `git revert` of its last two commits, or savepoint 1's own commit's tree replayed
-    (every index line in it the user's, validly signed)."""
+    force): a `git revert` of its last two commits, savepoint 1's own commit's tree replayed
+    (every index line in it the user's, validly signed), or the same tree as a merge whose first
+    parent is savepoint 1's commit and second the tip (review13a F1: git's default history
+    simplification follows the first parent alone, whose tree the merge's is)."""
     work = tmp_path / "mate"
     run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
     mate = ("-c", "user.name=mate", "-c", "user.email=m@x")
@@ -796,12 +798,13 @@ def _rolled_back(project: Project, tmp_path: Path, how: str) -> None:
         run_git(work, *mate, "revert", "--no-edit", "HEAD~2..HEAD")
     else:
         first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
-        replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
+        parents = ("-p", first, "-p", "HEAD") if how == "merged" else ("-p", "HEAD")
+        replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", *parents, "-m", "tidy").strip()
         run_git(work, "reset", "-q", "--hard", replay)
     run_git(work, "push", "-q", "origin", project.branch)
 
 
-@pytest.mark.parametrize("how", ["revert", "replayed"])
+@pytest.mark.parametrize("how", ["revert", "replayed", "merged"])
 def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_by_verify(project, tmp_path, how):
     """review12b F1: a fast-forward whose tree is an earlier state of the branch leaves an index
     of your key that holds savepoint 1 of 3 at the tip. The machine that pushed them fails the
@@ -809,7 +812,9 @@ def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_b
     machine's `restore` walks back to the copy holding all three, restores them, and says the tip
     rolled back (exit 1, `complete: false`), and its `status --remote` (before) and `verify`
     (after) fail the tip too, never ✓. The
-    next savepoint's push puts the index back on top: a restore elsewhere is then whole."""
+    next savepoint's push puts the index back on top: a restore elsewhere is then whole (after
+    the merge, through precompact's own merge after the push race: the remote moved on from
+    the commit it had pushed last, and that merge is a state every machine verifies)."""
     pushed = _remote_tip(project)
     _rolled_back(project, tmp_path, how)
     tip = _remote_tip(project)
@@ -841,10 +846,190 @@ def test_a_tip_that_rolls_the_branch_back_is_walked_past_by_restore_and_failed_b
     assert json.loads(found.stdout)["sequence"] == 3, found.stdout
 
     _saved(project, tmp_path, 1, name="next.jsonl")
+    parents, subject = run_git(project.remote, "log", "-1", "--format=%P%n%s", project.branch).splitlines()
+    assert len(parents.split()) == 2 and subject == "PRECOMPACT: savepoints put on top of the remote's branch"
     healed = precompact(project.path, "verify")
     assert healed.returncode == 0 and healed.stdout.startswith("✓ 4 savepoint(s) verified"), healed.stdout
     third = tmp_path / "third"
     third.mkdir()
     again_clone, again_env = _second_machine(project, third)
+    listed = precompact(again_clone, "status", "--remote", env=again_env)
+    assert listed.returncode == 0 and listed.stdout.startswith("✓ Trial #1"), listed.stdout
     again = precompact(again_clone, "restore", env=again_env)
     assert again.returncode == 0 and again.stdout.startswith("restored 4 savepoint(s)"), again.stdout + again.stderr
+    verified = precompact(again_clone, "verify", env=again_env)
+    assert verified.returncode == 0 and verified.stdout.startswith("✓ 4 savepoint(s) verified"), verified.stdout
+
+
+def _line_deleted(project: Project, tmp_path: Path, sequence: int) -> str:
+    """A fast-forward whose index copy holds your own validly signed lines but none of savepoint
+    `sequence`'s, its snapshot file removed (review13a F2: a teammate who can push and is one of
+    your recipients, or anyone on a clear-text remote); returns that file's name."""
+    index = project.logs / "precompact-savepoint.jsonl"
+    kept = [
+        line for line in index.read_bytes().splitlines(keepends=True) if json.loads(line).get("sequence") != sequence
+    ]
+    name = _status(project.path)["savepoints"][sequence - 1]["snapshot_file"]
+    _rewrite_remote(project, tmp_path, {INDEX_COPY: b"".join(kept), name: None})
+    return name
+
+
+def test_a_line_deleted_from_the_middle_of_the_tips_index_is_walked_past_and_failed_never_restored_whole(
+    project, tmp_path
+):
+    """review13a F2: the tip's index holds your signed savepoints 1 and 3, 2's line and file gone.
+    A chain is 1..N with every link checked, not the highest signed sequence: the machine that
+    pushed them fails the tip (verify, status --remote, flush: exit 1); a new machine's `status
+    --remote` names the gap and the walk back; its `restore` restores 1..3 from the commit whose
+    index holds them unbroken and says the tip dropped savepoint 2 (exit 1, `complete: false`),
+    and `verify` there then fails the tip too."""
+    pushed = _remote_tip(project)
+    _line_deleted(project, tmp_path, 2)
+    tip = _remote_tip(project)
+    dropped = "its index names 2 of the 3 savepoint(s) logs/ records as pushed to it: savepoint 2 "
+    for command in (("verify",), ("flush",)):
+        done = precompact(project.path, *command)
+        assert done.returncode == 1 and dropped in done.stdout, (command, done.stdout + done.stderr)
+    gap = (
+        "its index holds your savepoints 1, 3 with savepoint 2 missing from the middle, an earlier copy in its "
+        "history holds savepoints 1..3 unbroken: savepoint 2 was dropped by a later commit"
+    )
+    walks = f"(a line deleted from the index, or a rollback): `precompact restore` walks back for them, restoring from commit {pushed[:12]}"
+    clone, env = _second_machine(project, tmp_path)
+    for machine, home in ((project.path, None), (clone, env)):  # as logs/ records it, and with logs/ empty
+        listed = precompact(machine, "status", "--remote", env=home)
+        assert listed.returncode == 1 and "✓" not in listed.stdout, listed.stdout
+        assert f"FAILED: savepoint 2 is missing (the index goes on with 3); {gap} {walks}" in listed.stdout, (
+            listed.stdout
+        )
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert (document["complete"], document["commit"], document["unlinked"]) == (False, pushed, []), document
+    assert document["foreign"].startswith(f"at {tip[:12]}, {gap}"), document["foreign"]
+    assert "unbroken from #1 (up to #3)" in document["walked"], document["walked"]
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode == 1 and dropped in verify.stdout, verify.stdout
+
+
+def test_a_savepoint_after_a_gap_no_copy_within_the_walk_fills_is_left_out_and_its_link_never_said_to_hold(
+    project, tmp_path, monkeypatch
+):
+    """review13a F2: with the walk cut to the tip alone, no copy holds savepoint 2. `resurrect`
+    on a new machine reads savepoint 3 from the tip's index and FAILS its integrity (the index
+    holds no savepoint 2, so its link was never checked: never "hash link … holds"), exit 1;
+    `restore` writes savepoint 1 only, names 3 as left out after a gap and `restore --at COMMIT`
+    (exit 1, `unlinked`, `complete: false`); `--at` the commit before the deletion restores the
+    rest and is complete."""
+    from precompact.verifier import team
+
+    before = _remote_tip(project)
+    _line_deleted(project, tmp_path, 2)
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(team, "WALK", 1)
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    found = invoke("resurrect", "--json")
+    assert found.exit_code == 1, found.output
+    integrity = json.loads(found.output)["checks"]["integrity"]
+    assert integrity["status"] == "FAILED", integrity
+    assert integrity["detail"].startswith(
+        "the index holds no savepoint 2, so savepoint 3's hash link to it is not checked: a line was deleted from the middle"
+    ), integrity
+    report = invoke("resurrect")
+    assert report.exit_code == 1 and "link to the previous savepoint holds" not in report.output, report.output
+
+    restored = invoke("restore")
+    assert restored.exit_code == 1, restored.output
+    assert "\nrestored 1 savepoint(s) " in restored.output, restored.output  # after the progress line
+    assert (
+        f"✗ left out 1 savepoint(s) after a gap in the index at {tip[:12]}, whose link back was never checked: Trial #1 #3 (savepoint 2 is not in the index read); a line was deleted from its middle: `precompact restore --at COMMIT`"
+        in restored.output
+    ), restored.output
+    assert [s["sequence"] for s in _status(clone, env)["savepoints"]] == [1]
+    as_json = invoke("restore", "--json")
+    document = json.loads(as_json.output)
+    assert as_json.exit_code == 1 and not document["complete"], as_json.output
+    assert document["unlinked"] == ["Trial #1 #3 (savepoint 2 is not in the index read)"], document
+    again = invoke("restore", "--at", before[:12])
+    assert again.exit_code == 0 and "restored 2 savepoint(s)" in again.output, again.output
+
+
+@pytest.mark.parametrize("replaced", ["undecryptable", "sealed", "last sealed"])
+def test_a_snapshot_at_the_tip_that_does_not_open_on_a_recipient_machine_is_failed_not_skipped(
+    project, tmp_path, replaced
+):
+    """review13a F4: anyone who can push (no identity needed) replaces savepoint 2's encrypted
+    snapshot at the tip with bytes that do not decrypt, or with a ciphertext to a recipient of
+    their own (also the last one's, which `status --remote` reads itself). On the machine that
+    pushed it, whose identity is a recipient, `verify`, `status --remote` and `flush` fail the
+    tip naming the savepoint and its file (exit 1, `--json` FAILED), as `restore` elsewhere
+    names it altered; only a machine with no identity that opens your savepoints leaves it
+    unjudged (its setup: not verified, exit 4, never ✓)."""
+    import pyrage
+
+    sequence = 3 if replaced == "last sealed" else 2
+    name = _status(project.path)["savepoints"][sequence - 1]["snapshot_file"]
+    stranger = pyrage.x25519.Identity.generate()
+    data = (
+        b"age-encryption.org/v1\n-> X25519 garbage\n--- x\n" + b"\0" * 64
+        if replaced == "undecryptable"
+        else pyrage.encrypt(b"not yours", [stranger.to_public()])
+    )
+    _rewrite_remote(project, tmp_path, {name + ".age": data})
+    tip = _remote_tip(project)
+    sealed = f"at its tip savepoint {sequence}'s snapshot ({name}) is not sealed to this machine's identity ({name}.age at commit {tip[:12]} cannot be read with "
+    said = {
+        "undecryptable": f"at its tip savepoint 2's snapshot ({name}) does not decrypt or authenticate with this machine's identity ({name}.age at commit {tip[:12]}: it does not decrypt or authenticate (",
+        "sealed": sealed,
+        "last sealed": sealed,
+    }[replaced]
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 1 and verify.stdout.startswith("✗") and said in verify.stdout, verify.stdout
+    as_json = json.loads(precompact(project.path, "verify", "--json").stdout)
+    assert as_json["verdict"]["status"] == "FAILED" and said in as_json["verdict"]["detail"], as_json["verdict"]
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1 and said in flushed.stdout, flushed.stdout
+    listed = precompact(project.path, "status", "--remote")
+    if replaced == "last sealed":  # status --remote reads the last snapshot at the tip itself
+        said = f"FAILED: savepoint 3's snapshot at its tip is not sealed to this machine's identity, which opens its index: {name}.age at commit {tip[:12]} cannot be read with "
+    assert listed.returncode == 1 and said in listed.stdout and "✓" not in listed.stdout, listed.stdout
+
+    other = tmp_path / "stranger-identity.txt"
+    other.write_text(str(stranger) + "\n")
+    other.chmod(0o600)
+    elsewhere = precompact(project.path, "verify", env={"PRECOMPACT_IDENTITY": str(other)})
+    assert elsewhere.returncode == 4 and not elsewhere.stdout.startswith("✓"), elsewhere.stdout
+    assert "opens none of the recipients your savepoints are sealed to" in elsewhere.stdout, elsewhere.stdout
+
+
+def test_a_savepoint_at_the_tip_after_a_gap_no_earlier_copy_reaches_is_named_left_out(project, tmp_path):
+    """review13a F2, a gap *and* a later line: the branch rewound to savepoint 3's commit, then a
+    tip whose index holds your signed 1, 3 and 4 (2's line and file gone; 4 is at the tip only).
+    The longest chain is 1..3 in the history: `restore` restores it and names 4 as left out, at
+    the tip only after the gap (exit 1), never a chain that skips 2."""
+    _saved(project, tmp_path, 1, name="fourth.jsonl")
+    held = _status(project.path)["savepoints"]
+    third = held[2]["commit"]
+    run_git(project.remote, "update-ref", f"refs/heads/{project.branch}", third)
+    fourth = held[3]["snapshot_file"]
+    index = project.logs / "precompact-savepoint.jsonl"
+    kept = [line for line in index.read_bytes().splitlines(keepends=True) if json.loads(line).get("sequence") != 2]
+    _rewrite_remote(
+        project,
+        tmp_path,
+        {INDEX_COPY: b"".join(kept), held[1]["snapshot_file"]: None, fourth: (project.path / fourth).read_bytes()},
+    )
+    tip = _remote_tip(project)
+    clone, env = _second_machine(project, tmp_path)
+    restored = precompact(clone, "restore", "--json", env=env)
+    assert restored.returncode == 1, restored.stdout + restored.stderr
+    document = json.loads(restored.stdout)
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert (document["complete"], document["commit"]) == (False, third), document
+    assert document["foreign"].startswith(
+        f"at {tip[:12]}, its index holds your savepoints 1, 3, 4 with savepoint 2 missing from the middle, an earlier copy in its history holds savepoints 1..3 unbroken: savepoint 2 was dropped by a later commit (a line deleted from the index, or a rollback); savepoint 4, at the tip only after the gap, is left out"
+    ), document["foreign"]

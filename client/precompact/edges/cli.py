@@ -1391,6 +1391,7 @@ def restore(at_commit, as_json) -> None:
                 "present": found.present,
                 "differing": found.differing,
                 "unvouched": found.unvouched,
+                "unlinked": found.unlinked,
                 "altered": found.altered,
                 "foreign": found.foreign,
                 "walked": found.walked,
@@ -1411,6 +1412,10 @@ def restore(at_commit, as_json) -> None:
         if found.unvouched:
             terminal.echo(
                 f"✗ left out {len(found.unvouched)} savepoint(s) no root vouches for (not signed by {found.signer}): {', '.join(found.unvouched)}"
+            )
+        if found.unlinked:
+            terminal.echo(
+                f"✗ left out {len(found.unlinked)} savepoint(s) after a gap in the index at {found.commit[:12]}, whose link back was never checked: {', '.join(found.unlinked)}; a line was deleted from its middle: `precompact restore --at COMMIT` reads the index at a commit of its history from before"
             )
         if found.altered:
             terminal.echo(

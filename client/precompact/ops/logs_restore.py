@@ -18,9 +18,11 @@ not yours. Then the history is read back, a bounded walk (team.WALK commits that
 copy, `--at COMMIT` to go on further), for the index holding the most savepoints your key
 signed, and that commit is restored from; the line at the tip is named, never taken. So is a tip
 whose index copy precompact did not write (over its size, or a line that does not parse): the
-cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds fewer
-of your savepoints than an earlier copy (a rollback, such as a `git revert` of the branch's last
-commits: team.own_index), so that what restore brings back is the longest chain your key signed.
+cheaper spoiling is walked past the same way; and so is a tip whose index of your key holds a
+shorter chain of your savepoints (1, 2, 3 … unbroken, each linking) than an earlier copy (a
+rollback, such as a `git revert` of the branch's last commits, or a line deleted from the middle:
+team.own_index), so that what restore brings back is the longest chain your key signed. A
+savepoint after a gap no copy fills is left out, never written after a gap in logs/.
 
 A fresh clone gets its local savepoint branch at the remote's tip, so that Layer 2 goes on
 from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED line exactly as the remote holds it (its
@@ -72,7 +74,7 @@ def recall_from(
     results = fulltext.search(
         found.logs, instance, query, sequence, since, role, tool, agent=agent, signer=found.signer
     )
-    left = [*found.restored.differing, *found.restored.unvouched]
+    left = [*found.restored.differing, *found.restored.unvouched, *found.restored.unlinked]
     results.notes.insert(
         0,
         f"{instance}'s savepoints on branch {found.branch} of {config.remote} at {found.restored.commit[:12]} (its tip; its history is not read), each checked against its own key {found.signer}, {found.vouched_by}"
@@ -90,6 +92,9 @@ class Restored:
     present: int = 0  # savepoints logs/ already held, the same
     differing: list[str] = field(default_factory=list)  # held in logs/ with other content: kept
     unvouched: list[str] = field(default_factory=list)  # on the remote, no root vouches: left out
+    # Vouched for, but after a savepoint the index read does not hold (or left out): its link
+    # was never checked, so it is left out, not written after a gap in logs/.
+    unlinked: list[str] = field(default_factory=list)
     # A snapshot at the commit restored from that does not hash to its line: read where it was pushed.
     altered: list[str] = field(default_factory=list)
     chunks: int = 0  # chunks written
@@ -102,8 +107,9 @@ class Restored:
     def complete(self) -> bool:
         """Whether logs/ now holds every savepoint the remote holds, as the tip holds it (a line
         another key signed at the tip, a tip's index that could not be read or that dropped
-        savepoints an earlier copy held, left out, or a snapshot the tip holds altered, is not)."""
-        return not (self.differing or self.unvouched or self.foreign or self.altered)
+        savepoints an earlier copy held, left out, a savepoint after a gap, or a snapshot the tip
+        holds altered, is not)."""
+        return not (self.differing or self.unvouched or self.unlinked or self.foreign or self.altered)
 
 
 def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
@@ -319,7 +325,10 @@ def _vouched(
     remote: list[savepoint_log.Savepoint], key: str, found: Restored
 ) -> list[tuple[savepoint_log.Savepoint, str]]:
     """The remote's savepoints a root vouches for, with the root's name; refuses a signature that
-    claims the key and does not verify, a name Layer 1 does not write and a broken link."""
+    claims the key and does not verify, a name Layer 1 does not write and a broken link. Each
+    instance's chain runs 1, 2, 3 … from the index read: a savepoint whose predecessor it does
+    not hold, or left out, is left out too (`unlinked`), with every one after it, since no link
+    to it can be checked (a line deleted from the middle of the index is never a gap in logs/)."""
     vouched = []
     for savepoint in remote:
         where = f"savepoint {savepoint.sequence} of {savepoint.instance!r} on the remote"
@@ -349,7 +358,15 @@ def _vouched(
             raise RestoreError(
                 f"savepoint {savepoint.sequence} of {savepoint.instance!r} on the remote does not link to savepoint {savepoint.sequence - 1}; nothing restored"
             )
-    return vouched
+    linked: set[tuple[str, int]] = set()
+    for savepoint, _ in sorted(vouched, key=lambda pair: (pair[0].instance, pair[0].sequence)):
+        if savepoint.sequence == 1 or (savepoint.instance, savepoint.sequence - 1) in linked:
+            linked.add((savepoint.instance, savepoint.sequence))
+            continue
+        gap = savepoint.sequence - 1
+        why = "is not in the index read" if (savepoint.instance, gap) not in by_key else "is left out"
+        found.unlinked.append(f"{savepoint.instance} #{savepoint.sequence} (savepoint {gap} {why})")
+    return [(s, root) for s, root in vouched if (s.instance, s.sequence) in linked]
 
 
 def _checked_bytes(

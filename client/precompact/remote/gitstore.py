@@ -1212,10 +1212,18 @@ def has_commit(repo: git.Repo, commit: str) -> bool:
     return _resolve(repo, commit) is not None
 
 
+# A path-limited log follows only the parent of a merge whose tree has the path as the merge
+# has it, so a merge whose tree is an earlier state (a rollback pushed as a merge: anyone who can
+# push) would hide every file added on its other side: every parent is followed, and a commit is
+# listed after every commit descended from it, whatever dates the commits claim.
+_ADDS_ANYWHERE = ("--full-history", "--topo-order")
+
+
 def commit_adding(repo: git.Repo, tip: str, path: str) -> str | None:
     """The first commit in `tip`'s history that added logs/ file `path`, clear or encrypted
-    (`rekey` adds the encrypted form of a clear one later)."""
-    found = repo.git.log("--diff-filter=A", "--format=%H", tip, "--", path, sealed_path(path)).split()
+    (`rekey` adds the encrypted form of a clear one later), whichever parent of a merge it is
+    behind (`_ADDS_ANYWHERE`)."""
+    found = repo.git.log(*_ADDS_ANYWHERE, "--diff-filter=A", "--format=%H", tip, "--", path, sealed_path(path)).split()
     return found[-1] if found else None
 
 
@@ -1700,8 +1708,10 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
 def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
     """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
     added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
-    adding one (newest first: a snapshot beyond them is read at the tip, as one added by none)."""
+    adding one (newest first: a snapshot beyond them is read at the tip, as one added by none),
+    whichever parent of a merge it is behind (`_ADDS_ANYWHERE`)."""
     listing = repo.git.log(
+        *_ADDS_ANYWHERE,
         "--diff-filter=A",
         f"--max-count={SNAPSHOT_COMMITS_LIMIT}",
         "--format=%x00%H",

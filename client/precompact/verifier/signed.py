@@ -104,15 +104,15 @@ def refuted(savepoint: Savepoint, key: str) -> bool:
 
 def integrity(found: verdicts.Snapshot, savepoint: Savepoint, before: Savepoint | None, signer: str) -> verdicts.Check:
     """The snapshot against its index line, which `signer`'s signature vouches for: its hash,
-    sequence, instance and predecessor, and the link to the savepoint before it in the index."""
+    sequence, instance and predecessor, and the link to the savepoint before it in the index
+    (`verdicts.unlinked`: FAILED when the index holds none before it)."""
     try:
         verdicts.check_local_root(found, savepoint, root(signer))
     except verdicts.Broken as e:
         return verdicts.Check(verdicts.FAILED, str(e))
-    if before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash:
-        return verdicts.Check(
-            verdicts.FAILED, f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence} in the index"
-        )
+    broken = verdicts.unlinked(savepoint, before)
+    if broken is not None:
+        return verdicts.Check(verdicts.FAILED, broken)
     return verdicts.Check(
         verdicts.VERIFIED,
         f"hash matches the index line signed by {signer}; hash link to the previous savepoint holds",

@@ -115,12 +115,21 @@ def _judged(
     if signer is None and _broken_chain(savepoints) is None:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, "no line of its index is signed"), **found)
     broken = index_problem(savepoints, signer)
+    if broken and owner[0] == own_instance:
+        # A line deleted from the middle of your own index: `restore` reads the chain back.
+        walked = rollback(repo, target, commit, own_instance, keys, read.savepoints)
+        broken = f"{broken}; {_walks_back(walked)}" if walked else broken
     if broken:
         return listed(verdicts.Check(verdicts.FAILED, broken), **found)
     last = savepoints[-1]
     try:
         data = gitstore.file_at(repo, commit, str(last.snapshot_file), target.keys)
-    except gitstore.Sealed:
+    except gitstore.Sealed as e:
+        if owner[0] == own_instance and not isinstance(e, gitstore.NoIdentity):
+            # Your own branch, whose index the identity here opened: a snapshot sealed to others
+            # at its tip is not one precompact pushed there (anyone who can push can seal bytes).
+            why = f"savepoint {last.sequence}'s snapshot at its tip is not sealed to this machine's identity, which opens its index: {quoting.single_line(str(e))}"
+            return listed(verdicts.Check(verdicts.FAILED, why), **found)
         return listed(
             verdicts.Check(
                 verdicts.NOT_VERIFIED,
@@ -139,7 +148,7 @@ def _judged(
         lost = tip_problem(repo, target, commit, savepoints, pushed, keys)
         rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
         if rolled is not None:
-            lost = f"{rolled[1]}: `precompact restore` walks back for them, restoring from commit {rolled[0][:12]}"
+            lost = _walks_back(rolled)
         if lost:
             return listed(verdicts.Check(verdicts.FAILED, lost), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
@@ -149,6 +158,12 @@ def _judged(
         detail = f"{len(savepoints)} savepoint(s), linked, the last one's snapshot checked; but {unvouched}"
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, detail), **found)
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def _walks_back(rolled: tuple[str, str, str]) -> str:
+    """`status --remote`'s words for a tip `rollback` walks past: what it dropped, and the fix."""
+    source, dropped, _ = rolled
+    return f"{dropped}: `precompact restore` walks back for them, restoring from commit {source[:12]}"
 
 
 def your_keys(config: Config, mine: str | None) -> dict[str, int | None]:
@@ -439,7 +454,11 @@ def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Save
     written from logs/ by Layer 2, holds every earlier snapshot as pushed), and that does not
     hash to what its line states, or is not there: None when every one is the same blob or
     hashes to its line (a rekeyed copy). Two `git ls-tree`, and a read only of the files that
-    differ. A copy this machine cannot open is not judged here."""
+    differ. A copy that differs and that this machine's identity, one that opens your
+    savepoints, cannot open is altered as `restore` finds it: bytes that do not decrypt or
+    authenticate, or that are not sealed to it (anyone who can push can seal bytes of their own).
+    Only a machine with no such identity (NoIdentity: its setup, which the git verdicts name)
+    leaves it unjudged."""
     from precompact.remote import gitstore
 
     newest = max(pushed, key=lambda pair: pair[0].sequence)[1]
@@ -454,9 +473,21 @@ def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Save
     bad = []
     reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s in differing], target.keys)
     for savepoint, data in zip(differing, reads):
-        if isinstance(data, gitstore.Unopened):
+        if isinstance(data, gitstore.NoIdentity):
             continue
-        if not isinstance(data, bytes):
+        if isinstance(data, gitstore.Sealed):
+            bad.append(
+                f"savepoint {savepoint.sequence}'s snapshot ({quoting.path(savepoint.snapshot_file)}) is not sealed to this machine's identity ({quoting.single_line(str(data))}): replaced after it was pushed, or re-encrypted by `precompact key rekey` on a machine whose encryption.recipients leave this one out"
+            )
+        elif isinstance(data, gitstore.Unopened):
+            bad.append(
+                f"savepoint {savepoint.sequence}'s snapshot ({quoting.path(savepoint.snapshot_file)}) does not decrypt or authenticate with this machine's identity ({quoting.single_line(str(data))})"
+            )
+        elif isinstance(data, gitstore.Oversized):
+            bad.append(
+                f"savepoint {savepoint.sequence}'s snapshot ({quoting.path(savepoint.snapshot_file)}) is {data.measure}"
+            )
+        elif not isinstance(data, bytes):
             bad.append(f"savepoint {savepoint.sequence}'s snapshot is not there")
         elif hashlib.sha256(data).hexdigest() != savepoint.snapshot_hash:
             bad.append(
@@ -630,40 +661,89 @@ def _rolled_back(
 def rollback(
     repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
 ) -> tuple[str, str, str] | None:
-    """When the index at `start` (`read`) holds only your own lines but fewer of your
-    savepoints than an earlier copy of its history (a commit on top whose tree is an earlier
-    state of the branch: a `git revert` of its last commits, or your own earlier index
-    replayed): the commit holding the most (`_walk`), what the tip dropped, and the walk's
-    words. None otherwise. Walked only when the history added a snapshot file the index at
+    """When the index at `start` (`read`) holds only your own lines but a shorter chain of your
+    savepoints (`unbroken`: 1, 2, 3 … each there, signed and linking) than an earlier copy of
+    its history: a commit on top whose tree is an earlier state of the branch (a `git revert`
+    of its last commits, your own earlier index replayed, either pushed as a merge), or whose
+    index lost a line from the middle. Then the commit holding the longest chain (`_walk`), what
+    the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
+    do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file the index at
     `start` does not name (one `git log`; an intact branch names every one it added)."""
     from precompact.remote import gitstore
 
-    named = {s.snapshot_file for s in read}
-    if not set(gitstore.commits_adding_snapshots(repo, start)) - named:
+    own = savepoint_log.of_instance(read, instance)
+    # An index whose lines run 1, 2, 3 … each linking, and that names every snapshot file its
+    # history added, is no rollback: decided without a signature checked (each costs more than
+    # the `git log`; `restore` and `status --remote` check them where they read the lines).
+    intact = _broken_chain(own) is None
+    if intact and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
         return None
-    mine = [
-        s.sequence for s in savepoint_log.of_instance(read, instance) if any(signed.signed_by(s, key) for key in keys)
-    ]
-    source, walked, highest = _walk(repo, target, start, instance, keys)
-    held = max(mine, default=0)
-    if highest is None or highest <= held:
+    held = unbroken(own, keys)
+    # Your lines after the chain's break (each signature checked once: those up to it were).
+    after = sorted({s.sequence for s in own if s.sequence > held and any(signed.signed_by(s, k) for k in keys)})
+    yours, broken_off = [*range(1, held + 1), *after], bool(after)
+    source, walked, longest = _walk(repo, target, start, instance, keys)
+    if longest is None or longest <= held:
         return None
-    dropped = (
-        f"its index holds your savepoints up to #{held}, an earlier copy in its history up to #{highest}: "
-        f"{_sequences(list(range(held + 1, highest + 1)))} were dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes)"
-        if held
-        else f"its index holds none of your savepoints, an earlier copy in its history up to #{highest}: a later commit dropped them (a rollback)"
-    )
-    return source, dropped, walked
+    # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
+    # broken between lines it holds) every one after the break.
+    dropped = [n for n in range(held + 1, longest + 1) if n not in yours] or list(range(held + 1, longest + 1))
+    were = "was" if len(dropped) == 1 else "were"
+    if broken_off:
+        present = {s.sequence for s in own}
+        missing = [n for n in range(1, yours[-1]) if n not in present]
+        gap = (
+            f"{_sequences(missing)} missing from the middle"
+            if missing
+            else f"the chain broken after #{held} (savepoint {held + 1}'s line is not signed by your key or does not link)"
+        )
+        # Lines of yours after the gap that the earlier chain does not reach: never restored
+        # after a gap, so named, not passed over.
+        later = [n for n in after if n > longest]
+        beyond = (
+            f"; {_sequences(later)}, at the tip only after the gap, {'is' if len(later) == 1 else 'are'} left out"
+            if later
+            else ""
+        )
+        words = (
+            f"its index holds your {_sequences(yours)} with {gap}, an earlier copy in its history holds "
+            f"savepoints 1..{longest} unbroken: {_sequences(dropped)} {were} dropped by a later commit (a line "
+            f"deleted from the index, or a rollback){beyond}"
+        )
+    elif held:
+        words = (
+            f"its index holds your savepoints up to #{held}, an earlier copy in its history up to #{longest}: "
+            f"{_sequences(dropped)} {were} dropped by a later commit (a rollback, as a `git revert` of the branch's last commits makes)"
+        )
+    else:
+        words = f"its index holds none of your savepoints, an earlier copy in its history up to #{longest}: a later commit dropped them (a rollback)"
+    return source, words, walked
+
+
+def unbroken(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None]) -> int:
+    """How far one instance's savepoints (`savepoints`, as one index copy holds them) run 1, 2,
+    3 … unbroken: each there, signed by one of `keys` (your_keys), the first naming no
+    predecessor and each other its predecessor's hash. The chain ends before the first that is
+    missing, unsigned, or does not link: what follows a gap is not counted, however high."""
+    before: savepoint_log.Savepoint | None = None
+    for expected, savepoint in enumerate(sorted(savepoints, key=lambda s: s.sequence), start=1):
+        linked = savepoint.prev_snapshot_hash == (None if before is None else before.snapshot_hash)
+        if savepoint.sequence != expected or not linked or not any(signed.signed_by(savepoint, k) for k in keys):
+            return expected - 1
+        before = savepoint
+    return len(savepoints)
 
 
 def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str, int | None]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
-    key signed, or is not a copy precompact writes, and what to say of it: of the WALK newest
-    commits of `start`'s history that changed the index copy, the one whose index holds the
-    most savepoints of `instance`, each signed by one of `keys` and none by another (copies of
-    a prefix of yours, pushed later, lose to the longer index), the newest on a tie; `start`
-    itself when none does."""
+    key signed, is not a copy precompact writes, or holds a shorter chain of yours than an
+    earlier copy (`rollback`), what to say of it, and how long a chain it holds: of the WALK
+    newest commits of `start`'s history (every parent of a merge followed) that changed the
+    index copy, the one whose index holds the longest chain of `instance`'s savepoints
+    (`unbroken`: 1, 2, 3 … each signed by one of `keys`, none by another, each linking; a copy
+    with a line deleted from the middle counts only up to the gap, and copies of a prefix of
+    yours, pushed later, lose to the longer index), the newest on a tie; `start` itself (and
+    None) when none holds any."""
     from precompact.remote import gitstore
 
     name = f"logs/{savepoint_log.INDEX_NAME}"
@@ -680,22 +760,19 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
         parsed = savepoint_log.parse(copy.splitlines(keepends=True))
         mine = savepoint_log.of_instance(parsed.savepoints, instance)
         if parsed.bad_lines or not mine or (best is not None and mine[-1].sequence <= best[0]):
-            continue  # none of it, or no more of it than the best so far: its signatures go unchecked
+            continue  # none of it, or no longer a chain than the best so far: its signatures go unchecked
         if foreign_line(mine, keys):
             continue
-        yours = [s.sequence for s in mine if any(signed.signed_by(s, key) for key in keys)]
-        if not yours:
-            continue
-        highest = max(yours)  # an unsigned line appended to a copy of yours counts for nothing
-        if best is None or highest > best[0]:
-            best = (highest, commit)
+        chain = unbroken(mine, keys)  # an unsigned line, or one after a gap, counts for nothing
+        if chain and (best is None or chain > best[0]):
+            best = (chain, commit)
     skipped = (
         f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
     )
     if best is not None:
         return (
             best[1],
-            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
+            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed, unbroken from #1 (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
             best[0],
         )
     if not read:

@@ -931,6 +931,19 @@ def locally_rooted(savepoint: Savepoint, found: Snapshot | None) -> Snapshot:
     return found
 
 
+def unlinked(savepoint: Savepoint, before: Savepoint | None) -> str | None:
+    """Why the hash link from `savepoint` to `before`, the savepoint before it in the same index
+    (None: the index holds none), does not hold, or None once it was checked and holds (the
+    first savepoint has none to check). A savepoint after one the index does not hold is not
+    linked to anything: its link was never checked, so it never holds."""
+    n = savepoint.sequence
+    if n > 1 and before is None:
+        return f"the index holds no savepoint {n - 1}, so savepoint {n}'s hash link to it is not checked: a line was deleted from the middle (`precompact verify` names it)"
+    if before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash:
+        return f"savepoint {n} does not link to savepoint {before.sequence} in the index"
+    return None
+
+
 def integrity(
     found: Snapshot, savepoint: Savepoint, before: Savepoint | None, unrooted: str | None, chain_verified: bool
 ) -> Check:
@@ -942,10 +955,9 @@ def integrity(
         check_local_root(found, savepoint, root)
     except Broken as e:
         return Check(FAILED, str(e))
-    if before is not None and before.snapshot_hash != savepoint.prev_snapshot_hash:
-        return Check(
-            FAILED, f"savepoint {savepoint.sequence} does not link to savepoint {before.sequence} in the index"
-        )
+    broken = unlinked(savepoint, before)
+    if broken is not None:
+        return Check(FAILED, broken)
     if unrooted is None:
         return Check(VERIFIED, "hash matches the one this machine recorded; hash link to the previous savepoint holds")
     if chain_verified:
