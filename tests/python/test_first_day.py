@@ -316,3 +316,63 @@ def test_install_keeps_mcp_json_out_of_git_status_and_names_an_untracked_shared_
     assert codex.returncode == 0, codex.stderr
     assert "note: .codex/hooks.json is untracked: it runs precompact by this machine's path" in codex.stdout
     assert git_status(project) == "?? .claude/settings.json\n?? .codex/hooks.json\n"
+
+
+def two_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """Two clones of one repository on this machine, the first set up with INSTANCE."""
+    origin = repository(tmp_path / "origin")
+    for name in ("a", "b"):
+        subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / name)], check=True)
+    first = init(tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_init_refuses_an_instance_another_clone_on_this_machine_writes(tmp_path):
+    """review13b F4: `init --instance NAME` in a second clone, NAME already the first clone's,
+    said nothing; each clone's push then hid the other's savepoints."""
+    a, b = two_clones(tmp_path)
+    refused = init(b)
+    assert refused.returncode == 1, refused.stderr
+    failure = json.loads(refused.stdout)
+    assert failure["exit_code"] == 1
+    [line] = failure["error"].splitlines()
+    assert f"the instance {INSTANCE!r} is already this machine's project {a}" in line.replace('"', "'")
+    assert "pass another --instance" in line and f"or work in {a}" in line
+    plain = precompact(b, "init", "--yes", "--instance", INSTANCE, "--chain", "off", "--no-encrypt")
+    assert plain.returncode == 1 and len(plain.stderr.strip().splitlines()) == 1, plain.stderr
+    assert not (b / configuration.CONFIG_NAME).exists(), "refused before anything is written"
+    other = precompact(b, "init", "--json", "--instance", "Trial #2", "--chain", "off", "--no-encrypt")
+    assert other.returncode == 0, other.stderr
+    again = init(a, "--force")
+    assert again.returncode == 0, "the project that holds the instance sets itself up again"
+
+
+def test_trust_refuses_a_configuration_naming_another_clones_instance(tmp_path):
+    """The same in `trust`: a .precompact.toml copied from the first clone into the second."""
+    a, b = two_clones(tmp_path)
+    (b / configuration.CONFIG_NAME).write_bytes((a / configuration.CONFIG_NAME).read_bytes())
+    refused = precompact(b, "trust", "--yes", "--json")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"is already this machine's project {a}" in json.loads(refused.stdout)["error"]
+
+
+def test_an_instance_is_free_again_once_its_clone_names_another_or_is_gone(tmp_path):
+    a, b = two_clones(tmp_path)
+    renamed = precompact(a, "init", "--force", "--json", "--instance", "Trial #2", "--chain", "off", "--no-encrypt")
+    assert renamed.returncode == 0, renamed.stderr
+    assert init(b).returncode == 0, "the registry still lists the old name at a, but a's file names another"
+    moved = tmp_path / "c"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "origin"), str(moved)], check=True)
+    (b / configuration.CONFIG_NAME).unlink()
+    assert init(moved).returncode == 0, "b no longer set up: nothing there writes the instance"
+
+
+def test_a_linked_worktree_may_share_its_repositorys_instance(tmp_path):
+    """The shared case: worktrees of one repository share its git store, which keeps two chains
+    apart (docs/cli.md)."""
+    feature = linked_worktree(tmp_path)
+    main = tmp_path / "main"
+    assert init(main).returncode == 0
+    done = init(feature)
+    assert done.returncode == 0, done.stderr

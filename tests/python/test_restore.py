@@ -125,6 +125,7 @@ def _second_machine(project: Project, tmp_path: Path) -> tuple[Path, dict]:
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),  # its own project registry, as a machine has
         "PRECOMPACT_KEYPAIR": str(keys / "id.json"),
         "PRECOMPACT_IDENTITY": str(keys / "precompact-age-identity.txt"),
     }

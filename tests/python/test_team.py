@@ -44,6 +44,7 @@ class Person:
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),  # each person's machine has its own registry
         }
 
     @property

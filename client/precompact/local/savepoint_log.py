@@ -446,6 +446,9 @@ class Savepoint(Record):
     layer_2_failure: str | None = None
     compact_summary: str | None = None
     pruned: bool = False  # the local copy was removed on purpose; git holds it
+    # Its lines came from `precompact restore`, which brings back only what a root covers: no
+    # COMPACT_SUMMARY line (words only: `dropped` says so instead of blaming PostCompact).
+    restored: bool = False
     # The SAVEPOINT_SIGNED lines about it, unchecked (verifier.signed checks them).
     signatures: list[LineSignature] = field(default_factory=list)
     # The hashes later SAVEPOINT_CREATED lines of its (instance, sequence) state, with other
@@ -652,7 +655,14 @@ def restored_lines(
             }
             for s in signatures
         ),
-        {"event": Event.LAYER_2_COMMITTED, "timestamp": stamp, **about, "commit": commit, "branch": branch},
+        {
+            "event": Event.LAYER_2_COMMITTED,
+            "timestamp": stamp,
+            **about,
+            "commit": commit,
+            "branch": branch,
+            "restored": True,
+        },
         {"event": Event.LAYER_2_PUSHED, "timestamp": stamp, **about, "commit": commit, "remote": remote},
     ]
 
@@ -691,6 +701,7 @@ def fold(events: list[dict]) -> list[Savepoint]:
             savepoint.layer_2_failure = str(reason) if kind == Event.LAYER_2_FAILED and reason else None
             if kind == Event.LAYER_2_COMMITTED:
                 savepoint.commit = event.get("commit")
+                savepoint.restored = savepoint.restored or event.get("restored") is True
         elif kind in _LAYER_3_EVENTS:
             savepoint.layer_3 = _LAYER_3_EVENTS[kind]
             if kind == Event.LAYER_3_CONFIRMED:

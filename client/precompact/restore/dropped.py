@@ -3143,6 +3143,7 @@ RECORDED = "recorded by the PostCompact hook"
 LATER_SAVEPOINT = "the summary entry in savepoint {} of the same session"
 AFTER_BOUNDARY = "the summary entry after the compaction boundary in savepoint {}"
 NONE_RECORDED = "none recorded (PostCompact did not run, or this savepoint was not a compaction)"
+NOT_RESTORED = "not restored from the remote (`precompact restore` brings back the savepoint, not the summary PostCompact recorded where it was made)"
 
 
 def of_savepoint(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:
@@ -3215,7 +3216,7 @@ def _summary(config: Config, found: resurrection.Resurrection, history: list, en
             text = _summary_entry([entry for _, entry in after.contents.located_entries()][entries:])
             if text:
                 return text, LATER_SAVEPOINT.format(other.sequence)
-    return None, NONE_RECORDED
+    return None, NOT_RESTORED if s.restored else NONE_RECORDED
 
 
 def _summary_entry(entries: list) -> str | None:
