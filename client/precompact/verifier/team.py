@@ -682,7 +682,11 @@ def rollback(
     # Your lines after the chain's break (each signature checked once: those up to it were).
     after = sorted({s.sequence for s in own if s.sequence > held and any(signed.signed_by(s, k) for k in keys)})
     yours, broken_off = [*range(1, held + 1), *after], bool(after)
-    source, walked, longest = _walk(repo, target, start, instance, keys)
+    # Only a copy that holds the tip's own chain as its beginning is one the tip rolled back; one
+    # that holds another savepoint your key signed under a number of it is another chain of the
+    # instance (two machines of it: `forked`, "two chains"), not a longer copy of this one.
+    tips = {s.sequence: s.snapshot_hash for s in own if s.sequence <= held}
+    source, walked, longest = _walk(repo, target, start, instance, keys, agreeing_with=tips)
     if longest is None or longest <= held:
         return None
     # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
@@ -734,7 +738,9 @@ def unbroken(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | No
     return len(savepoints)
 
 
-def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> tuple[str, str, int | None]:
+def _walk(
+    repo, target, start: str, instance: str, keys: dict[str, int | None], agreeing_with: dict[int, str] | None = None
+) -> tuple[str, str, int | None]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
     key signed, is not a copy precompact writes, or holds a shorter chain of yours than an
     earlier copy (`rollback`), what to say of it, and how long a chain it holds: of the WALK
@@ -743,7 +749,8 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
     (`unbroken`: 1, 2, 3 … each signed by one of `keys`, none by another, each linking; a copy
     with a line deleted from the middle counts only up to the gap, and copies of a prefix of
     yours, pushed later, lose to the longer index), the newest on a tie; `start` itself (and
-    None) when none holds any."""
+    None) when none holds any. `agreeing_with` (sequence -> snapshot hash): only copies that hold
+    those savepoints as they are count."""
     from precompact.remote import gitstore
 
     name = f"logs/{savepoint_log.INDEX_NAME}"
@@ -763,6 +770,8 @@ def _walk(repo, target, start: str, instance: str, keys: dict[str, int | None]) 
             continue  # none of it, or no longer a chain than the best so far: its signatures go unchecked
         if foreign_line(mine, keys):
             continue
+        if agreeing_with and any(agreeing_with.get(m.sequence, m.snapshot_hash) != m.snapshot_hash for m in mine):
+            continue  # another chain of the instance, not this one's earlier state
         chain = unbroken(mine, keys)  # an unsigned line, or one after a gap, counts for nothing
         if chain and (best is None or chain > best[0]):
             best = (chain, commit)
