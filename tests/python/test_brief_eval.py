@@ -32,8 +32,9 @@ SESSION = "01-invoice-rounding-regression"
 # with its fifth: back 0.529 (111 of 210), repeated 0.176 (51 of 289), 2,990 median, 3,863 max;
 # with its sixth: back 0.567 (119 of 210), repeated 0.176 (51 of 289), 3,249 median, 3,975 max.
 # with its seventh: back 0.562 (118 of 210), repeated 0.176 (51 of 289), 3,248 median, 3,975 max.
+# with its fourteenth: back 0.567 (119 of 210), repeated 0.180 (52 of 289), 3,068 median, 3,862 max.
 # Issue #46's targets are back >= 0.80 and repeated <= 0.30; these bounds follow the brief up.
-BACK_FLOOR = 0.542
+BACK_FLOOR = 0.547
 REPEATED_CEILING = 0.196
 
 
