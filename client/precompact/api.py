@@ -652,14 +652,6 @@ def cluster_answers(cluster: str) -> bool:
     return project_init.answers(cluster)
 
 
-def refuse_instance_in_use(root: Path, instance: str) -> None:
-    """InitError naming the fix when another clone on this machine writes `instance`
-    (ops.project_init.refuse_instance_in_use): `trust`'s check, as `init` makes it."""
-    from precompact.ops import project_init
-
-    project_init.refuse_instance_in_use(root, instance)
-
-
 def init_project(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Callable[[str], None]) -> dict:
     """`init`: the configuration, the signing key, the age identity, the faucet and logs out of
     git status (ops.project_init.init); returns what was written and created."""

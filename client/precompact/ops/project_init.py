@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -280,7 +279,6 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     from precompact.remote import gitstore
 
     path = config_path(root, choices.force)
-    refuse_instance_in_use(root, choices.instance)
     kept = choices.kept
     values = _settings(root, choices)
     done: dict = {
@@ -352,52 +350,6 @@ def _sealed_for_others(repo, loaded: configuration.Config, warn: Callable[[str],
             "sealed to another age identity: the one made now cannot read or restore them; fix: precompact key import "
             "FILE (the identity that sealed them, from `precompact key export` on that machine; docs/setup.md)"
         )
-
-
-def refuse_instance_in_use(root: Path, instance: str) -> None:
-    """InitError naming the fix when this machine's registry holds `instance` for another project
-    that is still there and still configured with it, outside the repository `root` is in: two
-    clones writing one instance each push their own savepoint N and hide the other's. A linked
-    work tree of the same repository shares its git store, where the two chains are told apart
-    (docs/cli.md, "two chains"), so it may share the instance. A registry that cannot be read
-    refuses nothing (`precompact projects` names what is wrong with it)."""
-    from precompact.local import registry
-
-    try:
-        found = registry.projects()
-    except registry.RegistryError:
-        return
-    here = Path(os.path.realpath(root))
-    repository = _common_directory_above(here)
-    for other in found:
-        if other.path == here or instance not in other.instances or not other.present():
-            continue
-        if repository is not None and _common_directory_above(other.path) == repository:
-            continue
-        if _configured_instance(other.path) not in (None, instance):
-            continue  # set up again with another instance since: the registry keeps every name it had
-        raise InitError(
-            f"the instance {quoting.inline(instance)} is already this machine's project {other.path}, and two "
-            f"projects writing one instance hide each other's savepoints on the remote: pass another "
-            f"--instance (e.g. {quoting.inline(instance + ' (2)')}), or work in {other.path}"
-        )
-
-
-def _common_directory_above(place: Path) -> Path | None:
-    """The common git directory of the repository `place` is in (its own, or one above it, as
-    git finds it), None outside any."""
-    from precompact.boundary import git_env
-
-    return next((c for c in map(git_env.common_directory, (place, *place.parents)) if c is not None), None)
-
-
-def _configured_instance(root: Path) -> str | None:
-    """The instance the configuration at `root` names now, None when it cannot be read as one
-    (then the registry's word stands)."""
-    try:
-        return configuration.parse(root, configuration.read_own(root / configuration.CONFIG_NAME), environ={}).instance
-    except (PrecompactError, OSError):
-        return None
 
 
 def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None:
