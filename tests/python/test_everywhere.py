@@ -18,7 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from solders.keypair import Keypair
 
-from precompact.boundary import git_env, logs_dir, private_file
+from precompact.boundary import git_env, logs_dir, private_file, quoting
 from precompact.edges import mcp_server
 from support.commands import PRECOMPACT, precompact
 from support.conversations import START, Conversation, save
@@ -187,7 +187,9 @@ def test_projects_prints_a_directory_name_and_why_its_index_cannot_be_read_only_
         line for line in listed.stdout.splitlines() if line.startswith(json.dumps(str(hostile), ensure_ascii=False))
     ]
     said = line.split("✗ its index cannot be read: ", 1)[1]
-    assert "is a symbolic link" in json.loads(said) and str(hostile) in json.loads(said), line
+    # The path is quoted where it is said (logs_dir), and the problem as a whole where it is shown.
+    index = quoting.path(hostile / "logs" / "precompact-savepoint.jsonl")
+    assert "is a symbolic link" in json.loads(said) and index in json.loads(said), line
     assert [line for line in listed.stdout.splitlines() if "✓" in line] == [line], listed.stdout
     as_json = json.loads(machine.run(tmp_path, "projects", "--json").stdout)
     [unread] = [p for p in as_json["projects"] if p["path"] == str(hostile)]

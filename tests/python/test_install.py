@@ -305,8 +305,8 @@ def test_with_claude_config_dir_set_in_your_own_shell_install_writes_and_doctor_
     line = hooks_line(project, mine)
     assert line.startswith("✓ hooks: ") and line.endswith(f" in user settings ({folder / 'settings.json'})"), line
     assert hooks_line(project, {}) == (
-        f"✗ hooks: not installed (read {settings_file(project)} or {home_settings}); "
-        "fix: precompact install (or the precompact plugin)"
+        f"✗ hooks: Claude Code's: not installed (read {settings_file(project)} or {home_settings}); "
+        "fix: precompact install (or the precompact plugin), if you use Claude Code"
     ), "without the variable, Claude Code reads ~/.claude/settings.json"
 
     (folder / "settings.json").unlink()
