@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCORER = REPO / "scripts" / "bench_brief_real.py"
+sys.path.insert(0, str(SCORER.parent))  # the script imports its neighbour throwaway_home
 _spec = importlib.util.spec_from_file_location("bench_brief_real", SCORER)
 assert _spec is not None and _spec.loader is not None
 bench = importlib.util.module_from_spec(_spec)
