@@ -80,6 +80,10 @@ async fn main() -> ExitCode {
     tokio::spawn(serve_pubsub(chain.clone(), pubsub));
     // Both endpoints listen before the ready line, so whoever waits for it may use either;
     // one write, so a reader that stops after the first line cannot break the second.
+    // The signals are taken before the ready line: whoever stops the process once it is ready
+    // (a test's harness, at once) must find it handling them, never killed by their default.
+    let mut interrupt = signal(SignalKind::interrupt()).expect("SIGINT handler installs");
+    let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
     let announcement = format!("ready http://{rpc_address}\npubsub ws://{pubsub_address}\n");
     // A reader that has gone away is no reason to stop serving. The lock is released at once:
     // the program's own log lines go to stdout too.
@@ -88,10 +92,9 @@ async fn main() -> ExitCode {
         .write_all(announcement.as_bytes())
         .and_then(|()| stdout.flush())
         .ok();
-    let shutdown = async {
-        let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
+    let shutdown = async move {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {},
+            _ = interrupt.recv() => {},
             _ = terminate.recv() => {},
         }
     };
