@@ -72,7 +72,7 @@ import unicodedata
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain, islice
+from itertools import chain, islice, pairwise
 from pathlib import PurePosixPath
 
 from precompact.boundary import quoting
@@ -83,7 +83,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 14
+RULE_VERSION = 15
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -138,7 +138,9 @@ APPROXIMATE_SHARE = 0.02  # "about 640" is 641 within this share
 ROUND_SHARE = 0.1  # "around 60" is 64 within this share: a figure said round is said loosely
 
 CONSTRAINT_WORDS = re.compile(
-    r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|without|avoid|keep|"
+    r"\b(must|never|always|only|do not|don't|dont|should not|shouldn't|must not|mustn't|may not|without|avoid|keep|"
+    # a prohibition said of nothing ("Nothing may be recreated", "nothing can go down")
+    r"nothing (?:may|can|should|is to)|"
     r"make sure|no more than|at most|at least|instead of|not allowed|forbidden|required?|nothing else|"
     # a prohibition said as "no X on/in/… Y" ("no helm upgrades on the prod cluster", "no writes to the primary")
     r"no\s+(?!(?:one|idea|problem|worries|longer|matter|need|doubt|way|reason)\b)[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?"
@@ -158,6 +160,8 @@ REASON_WORDS = re.compile(
 # makes a choice or names a cause, and gives a reason.
 _CHOICE_OR_CAUSE = re.compile(
     r"\b(?:I'll|I will|we'll|we will|let's|I'm going to|decided|chose|going with|went with|opted|rather than|"
+    # a choice the model reports having made ("…, so I've left linting out", "so I skipped the step")
+    r"I've (?:left|kept|skipped|held)|I (?:left|kept|skipped|held) (?!it\b)|"
     r"instead of(?!\s+(?:about\s+|~)?\d)|prefer|would also work|trade-?off|root cause|caused by|the culprit|came with|comes from|"
     r"the cause|the reason|because)\b",
     re.IGNORECASE,
@@ -204,7 +208,7 @@ SETTINGS_CHOSEN = 2  # a sentence of the model's giving this many settings their
 _CONSTRAINT_MARKS = (
     *("must", "never", "always", "only", "do not", "don't", "dont", "should", "without", "avoid", "keep"),
     *("make sure", "no more than", "at most", "at least", "instead of", "not allowed", "forbidden", "require"),
-    *("nothing else", "no "),
+    *("nothing else", "no ", "may not", "nothing may", "nothing can", "nothing should", "nothing is to"),
 )
 _REASON_MARKS = (
     *("because", "since", "so that", "due to", "in order to", "otherwise", "rather", "instead of", "prefer"),
@@ -378,6 +382,10 @@ _FAILURE_STEMS = (
     *("segfault", "regress"),
 )
 _FAILURE_WORDS_WHOLE = frozenset(("not", "no", "race", "bug", "bugs"))
+# What a sentence that tells a program or a module was not found holds, one word whole at least.
+_ABSENCE_WORDS = frozenset(
+    ("not", "no", "missing", "absent", "unavailable", "lacks", "lacked", "without", "isn", "wasn")
+)
 
 
 def _tells_failure(sentence: str) -> bool:
@@ -418,6 +426,8 @@ _MEASUREMENT = re.compile(
     r"[$€£]\s?\d|(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[kKM](?= ))?\s?(?:[a-z][a-z-]{2,}\s)?(?:ms|s|sec|secs|seconds?|minutes?|mins?|µs|us|ns|%|rows?|files?|lines?|"
     r"pixels?|px|records?|items?|entries|errors?|warnings?|tests?|passed|failed|skipped|insertions?|deletions?|"
     r"matches|occurrences|bytes|[KMG]i?B|kB|users?|requests?|queries|calls|changed|flagged|differ(?:ing|ent)?|"
+    # a count said in its magnitude's word ("about 1.2 million", "3 billion")
+    r"million|billion|thousand|"
     # a rate (`651.2 ns/op`, `1200 req/s`), a factor (`3.2x`), or a count of anything (`12 vulnerabilities`, `180k SKUs`)
     r"[a-zµ]+/(?:op|s|sec|req)|x|[a-z]{3,}s|[A-Z]{2,}s)\b"
     r"|\b(?:Execution|Planning|Total|Elapsed)\s+[Tt]ime:?\s*\d[\d,.]*"
@@ -425,6 +435,7 @@ _MEASUREMENT = re.compile(
     # a rate said before its figure (wrk's `Requests/sec:   2580.29`, ab's `Requests per second:    1523.44`)
     r"|\b(?i:requests|req|queries|transactions|ops|operations|messages|events)(?:/s(?:ec)?|\s+per\s+second)\s*:\s*\d"
     r"|\btps\s*=\s*\d"  # pgbench's `tps = 1233.53`
+    r"|\b\d+ to (?:add|change|destroy|create|update|delete|replace|import)\b"  # an infrastructure plan's changes
 )
 # What every measurement holds: a figure standing alone or an amount. Looked for first, it spares
 # most text _MEASUREMENT's slower search (a tenth of its time on a 100 MB session's prose).
@@ -675,6 +686,9 @@ _COMPARED = re.compile(
     r"\b(?:ns|µs|us|ms|B|allocs)/op\b|\b(?i:requests|req|queries|transactions|ops)(?:/s(?:ec)?|\s+per\s+second)\s*:"
     r"|\d\s?(?!it/)[A-Za-z]+/s(?:ec)?\b|\btps\s*="  # a throughput: `4412 samples/s`, `1.53 GB/s`, pgbench's `tps = …`
     r"|\bExecution Time:"
+    # an infrastructure plan's changes (Terraform's `Plan: 17 to add, 0 to change, 17 to destroy.`):
+    # each plan is read against the one before it
+    r"|\b\d+ to (?:add|change|destroy|create|update|delete|replace|import)\b"
 )
 # A process's memory (`rss start 182.4 MB, end 611.9 MB`, `heapUsed 503.7 MB`, `Maximum resident set
 # size (kbytes): 812344`): a leak hunt measures it before and after the fix. Searched only in a
@@ -682,8 +696,11 @@ _COMPARED = re.compile(
 _MEMORY = re.compile(
     r"\b(?i:rss|heap(?:used|total|_used|_size)?|peak memory)\b[^\n]{0,24}?\d[\d.,]*\s?[KMG]i?B\b"
     r"|\bMaximum resident set size \(kbytes\):\s*\d"
+    # a runtime's own report of its memory, the amount first (GHC's `+RTS -s`: `1,912,604,160 bytes
+    # maximum residency`, `3731 MiB total memory in use`)
+    r"|\d[\d.,]*\s?(?:[KMG]i?B|bytes)\s(?:[a-z]+\s){0,2}(?:memory|residency)\b"
 )
-_MEMORY_MARKS = ("rss", "heap", "peak memory", "resident")
+_MEMORY_MARKS = ("rss", "heap", "peak memory", "resident", "memory", "residency")
 
 
 def _compared(text: str) -> bool:
@@ -1107,7 +1124,10 @@ class Summary:
         if fact.kind in _SAID_KINDS:
             if self._holds_each_sentence(fact.text):
                 return KEPT
+            # a decision's reason, and the reason a constraint's colon opens, are kept only with it
             judged = self._sentence(fact.text, session, fact.kind == "decision")
+            if judged == KEPT and fact.kind == "constraint" and not self._holds_reason(fact.text, _colon_reason):
+                return POSSIBLY_DROPPED
             # a constraint's bound said in words ("more than a second or two", "at most three
             # retries") is the constraint: a summary's "keep locks short" has lost it
             if judged == KEPT and fact.kind == "constraint" and self._bound_in_words_lost(fact.text):
@@ -1256,9 +1276,10 @@ class Summary:
         said = {w for w in _WORDS.findall(text.casefold()) if w in _NUMBER_WORDS[2:]}
         return any(w not in self._worded_words and str(_NUMBER_WORDS.index(w)) not in self._exact for w in said)
 
-    def _holds_reason(self, text: str) -> bool:
-        """The summary holds REASON_COVERAGE of the words of the reason a sentence gives, or it gives none."""
-        reason = _reason(text)
+    def _holds_reason(self, text: str, reason_of: Callable[[str], set[str]] | None = None) -> bool:
+        """The summary holds REASON_COVERAGE of the words of the reason a sentence gives (`_reason`,
+        or `reason_of`'s), or it gives none."""
+        reason = (reason_of or _reason)(text)
         return not reason or len(reason & self._all) >= REASON_COVERAGE * len(reason)
 
     def _missing_numbers(self, text: str) -> list[str]:
@@ -1304,7 +1325,14 @@ class Summary:
         # function the fix used, not the `Undefined name urlsplit` the lint failed on
         if self._failures_said is None:
             self._failures_said = [sentence.casefold() for sentence in self._said if _tells_failure(sentence)]
-        return any(_whole(sentence, name) for sentence in self._failures_said for name in subjects)
+        # a program or module not found is told as missing ("adb not on PATH", "no lintr"): a
+        # sentence naming the program for what it later reported has not told that it was absent
+        absent = _FAILURE_SUBJECT.search(detail) is not None
+        return any(
+            _whole(sentence, name) and (not absent or not _ABSENCE_WORDS.isdisjoint(_WORDS.findall(sentence)))
+            for sentence in self._failures_said
+            for name in subjects
+        )
 
     def _best_matched(self, session: Session, at: int) -> list[tuple[float, set[str]]]:
         """The two sentence facts of `session` that summary sentence `at` matches best (their
@@ -1578,6 +1606,13 @@ def _reason(sentence: str) -> set[str]:
         return content_words(sentence[after.end() :])
     before = _REASON_BEFORE.search(sentence)
     return content_words(sentence[: before.start()]) if before else set()
+
+
+def _colon_reason(sentence: str) -> set[str]:
+    """The content words of what a constraint's colon opens ("Never hold a lock for more than a
+    second: finance's reconciliation times out on locks"), its reason; none without one."""
+    head, colon, why = sentence.partition(": ")
+    return content_words(why) if colon and _says_constraint(head) else set()
 
 
 def _whole(text: str, form: str) -> bool:
@@ -1938,9 +1973,16 @@ def _request(request: str, position: int, add: Add) -> None:
                 else []
             )
             bound = [c for c in clauses if _says_constraint(c) and len(_WORDS.findall(c)) >= 3]
+            # a constraint's clause and the one its colon opens, which says why ("Nothing may be
+            # recreated: the NAT gateways take ten minutes to come back"), are one constraint
+            why = {
+                c: after
+                for c, after in pairwise(clauses)
+                if c in bound and after not in bound and f"{c}: {after}" in sentence
+            }
             for said in bound or [sentence]:
-                add("constraint", said, position)
-            rest += [c for c in clauses if c not in bound] if bound else []
+                add("constraint", f"{said}: {why[said]}" if said in why else said, position)
+            rest += [c for c in clauses if c not in bound and c not in why.values()] if bound else []
             cut = True
         elif short and _gives_reason(sentence) and len(_WORDS.findall(sentence)) >= 4:
             add("decision", sentence, position)

@@ -8670,6 +8670,637 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def vpc_moved_blocks() -> DevSession:
+    """Terraform/HCL on AWS: a state migration of a prod network stack into a module with `moved`
+    blocks (a plan that would have destroyed 17 resources, a moved block refused while the old
+    resource was still declared, a tag change accepted with the user's reason), the state's S3
+    version id the user asked for, tflint missing. Written and labelled before the rule ran on it
+    (round 15)."""
+    c = Conversation("/home/dana/infra", "fresh-vpc-moved")
+    c.user(
+        "We refactored the prod network into modules/vpc last sprint but never migrated the state. Wire "
+        "envs/prod to the module and migrate the state so the plan shows nothing destroyed. Nothing may be "
+        "recreated: the NAT gateways take ten minutes to come back and every egress call from prod goes "
+        "through them."
+    )
+    c.bash(
+        "terraform -chdir=envs/prod state list | wc -l && terraform -chdir=envs/prod state list | "
+        "grep -E 'aws_(vpc|subnet|nat_gateway|eip|route_table|internet_gateway)'",
+        "64\n"
+        "aws_eip.nat[0]\naws_eip.nat[1]\naws_eip.nat[2]\n"
+        "aws_internet_gateway.main\n"
+        "aws_nat_gateway.public[0]\naws_nat_gateway.public[1]\naws_nat_gateway.public[2]\n"
+        "aws_route_table.private[0]\naws_route_table.private[1]\naws_route_table.private[2]\n"
+        "aws_route_table.public\n"
+        'aws_subnet.private["eu-west-1a"]\naws_subnet.private["eu-west-1b"]\naws_subnet.private["eu-west-1c"]\n'
+        'aws_subnet.public["eu-west-1a"]\naws_subnet.public["eu-west-1b"]\naws_subnet.public["eu-west-1c"]\n'
+        "aws_vpc.main",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/dana/infra/modules/vpc/main.tf"},
+        '     1\tresource "aws_vpc" "this" {\n     2\t  cidr_block           = var.cidr\n'
+        "     3\t  enable_dns_hostnames = true\n     4\t  tags                 = merge(var.tags, { Name = var.name })\n"
+        "     5\t}\n     6\t\n"
+        '     7\tresource "aws_subnet" "private" {\n     8\t  for_each          = var.private_subnets\n'
+        "     9\t  vpc_id            = aws_vpc.this.id\n    10\t  cidr_block        = each.value\n"
+        "    11\t  availability_zone = each.key\n"
+        '    12\t  tags = merge(var.tags, { "kubernetes.io/role/internal-elb" = "1" })\n    13\t}\n'
+        '    ...\n    58\tresource "aws_nat_gateway" "this" {\n    59\t  count         = length(var.azs)\n'
+        "    60\t  allocation_id = aws_eip.nat[count.index].id\n"
+        "    61\t  subnet_id     = aws_subnet.public[var.azs[count.index]].id\n    62\t}\n",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dana/infra/envs/prod/main.tf",
+            "old_string": "# network: see modules/vpc (not wired yet)\n",
+            "new_string": 'module "vpc" {\n  source          = "../../modules/vpc"\n  name            = "prod"\n'
+            '  cidr            = "10.40.0.0/16"\n  azs             = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]\n'
+            "  private_subnets = local.private_subnets\n  public_subnets  = local.public_subnets\n"
+            "  tags            = local.tags\n}\n",
+        },
+        "The file /home/dana/infra/envs/prod/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "terraform -chdir=envs/prod plan -lock=false -no-color 2>&1 | grep -E '^  # |^Plan:'",
+        "  # aws_eip.nat[0] will be destroyed\n  # aws_eip.nat[1] will be destroyed\n  # aws_eip.nat[2] will be destroyed\n"
+        "  # aws_internet_gateway.main will be destroyed\n"
+        "  # aws_nat_gateway.public[0] will be destroyed\n  # aws_nat_gateway.public[1] will be destroyed\n"
+        "  # aws_nat_gateway.public[2] will be destroyed\n"
+        "  # aws_route_table.private[0] will be destroyed\n  # aws_route_table.private[1] will be destroyed\n"
+        "  # aws_route_table.private[2] will be destroyed\n  # aws_route_table.public will be destroyed\n"
+        '  # aws_subnet.private["eu-west-1a"] will be destroyed\n  # aws_subnet.private["eu-west-1b"] will be destroyed\n'
+        '  # aws_subnet.private["eu-west-1c"] will be destroyed\n  # aws_subnet.public["eu-west-1a"] will be destroyed\n'
+        '  # aws_subnet.public["eu-west-1b"] will be destroyed\n  # aws_vpc.main will be destroyed\n'
+        "  # module.vpc.aws_eip.nat[0] will be created\n  # module.vpc.aws_eip.nat[1] will be created\n"
+        "  # module.vpc.aws_eip.nat[2] will be created\n  # module.vpc.aws_internet_gateway.this will be created\n"
+        "  # module.vpc.aws_nat_gateway.this[0] will be created\n  # module.vpc.aws_nat_gateway.this[1] will be created\n"
+        "  # module.vpc.aws_nat_gateway.this[2] will be created\n"
+        "  # module.vpc.aws_route_table.private[0] will be created\n"
+        "  # module.vpc.aws_vpc.this will be created\n"
+        "Plan: 17 to add, 0 to change, 17 to destroy.",
+    )
+    c.say(
+        "As expected without a migration, Terraform sees the old addresses gone and new ones to create: 17 to "
+        "destroy and 17 to add, NAT gateways included. I'll map each old address to its module address. I can do "
+        "that with `terraform state mv` now, or with `moved` blocks that go through review like any other change."
+    )
+    c.user(
+        "Moved blocks, not state mv. We only ever apply from the Atlantis pipeline, never from a laptop, and a "
+        "state mv is an apply in all but name. Before anything touches the state, tell me the current version id "
+        "of the state object so we can roll back to it."
+    )
+    c.bash(
+        "aws s3api list-object-versions --bucket acme-tfstate-prod --prefix network/terraform.tfstate "
+        "--max-items 1 --query 'Versions[0].[VersionId,LastModified]' --output text",
+        "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY\t2026-11-28T16:02:11+00:00",
+    )
+    c.say(
+        "The current state object is version 3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY, written 2026-11-28 16:02 UTC. "
+        "Nothing touches it until Atlantis applies the PR."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/dana/infra/envs/prod/moved.tf",
+            "content": "moved {\n  from = aws_vpc.main\n  to   = module.vpc.aws_vpc.this\n}\n\n"
+            "moved {\n  from = aws_internet_gateway.main\n  to   = module.vpc.aws_internet_gateway.this\n}\n\n"
+            "moved {\n  from = aws_nat_gateway.public\n  to   = module.vpc.aws_nat_gateway.this\n}\n\n"
+            "moved {\n  from = aws_eip.nat\n  to   = module.vpc.aws_eip.nat\n}\n\n"
+            "moved {\n  from = aws_route_table.private\n  to   = module.vpc.aws_route_table.private\n}\n\n"
+            "moved {\n  from = aws_route_table.public\n  to   = module.vpc.aws_route_table.public\n}\n\n"
+            "moved {\n  from = aws_subnet.private\n  to   = module.vpc.aws_subnet.private\n}\n\n"
+            "moved {\n  from = aws_subnet.public\n  to   = module.vpc.aws_subnet.public\n}\n",
+        },
+        "File created successfully at: /home/dana/infra/envs/prod/moved.tf",
+    )
+    c.bash(
+        "terraform -chdir=envs/prod plan -lock=false -no-color 2>&1 | tail -12",
+        "Error: Moved object still exists\n\n  on moved.tf line 16:\n  16: moved {\n\n"
+        "This statement declares a move from aws_eip.nat, but that resource is still declared at main.tf:88.\n\n"
+        "Change your configuration so that this resource will be declared as module.vpc.aws_eip.nat instead.",
+        error=True,
+    )
+    c.say(
+        "The old `aws_eip.nat` block is still in envs/prod/main.tf (the refactor removed the others but left "
+        "this one behind). Removing it."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/dana/infra/envs/prod/main.tf",
+            "old_string": 'resource "aws_eip" "nat" {\n  count  = 3\n  domain = "vpc"\n'
+            '  tags   = merge(local.tags, { Name = "prod-nat-${count.index}" })\n}\n',
+            "new_string": "",
+        },
+        "The file /home/dana/infra/envs/prod/main.tf has been updated successfully.",
+    )
+    c.bash(
+        "terraform -chdir=envs/prod plan -lock=false -no-color 2>&1 | grep -E '^  # |^      [~+-] |^Plan:'",
+        "  # aws_eip.nat[0] has moved to module.vpc.aws_eip.nat[0]\n"
+        "  # aws_vpc.main has moved to module.vpc.aws_vpc.this\n"
+        '  # module.vpc.aws_subnet.private["eu-west-1a"] will be updated in-place\n'
+        '      ~ tags                                = {\n          + "kubernetes.io/role/internal-elb" = "1"\n'
+        '  # module.vpc.aws_subnet.private["eu-west-1b"] will be updated in-place\n'
+        '  # module.vpc.aws_subnet.private["eu-west-1c"] will be updated in-place\n'
+        "Plan: 0 to add, 3 to change, 0 to destroy.",
+    )
+    c.say(
+        "Nothing is destroyed or created now. The 3 in-place changes are a tag the module puts on private "
+        "subnets, kubernetes.io/role/internal-elb = 1. I can suppress it with a variable if you want a plan with "
+        "no changes at all."
+    )
+    c.user(
+        "Keep the tag, we want it anyway: the EKS load balancer controller only places internal load balancers "
+        "in subnets that carry it. Lint and open the PR."
+    )
+    c.bash("tflint --recursive", "Exit code 127\nbash: tflint: command not found", error=True)
+    c.bash(
+        'docker run --rm -v "$PWD":/data -t ghcr.io/terraform-linters/tflint:v0.53.0 --recursive',
+        '1 issue(s) found:\n\nWarning: Missing version constraint for provider "random" in `required_providers` '
+        "(terraform_required_providers)\n\n  on modules/vpc/main.tf line 71:\n"
+        '  71: resource "random_id" "flow_logs" {\n',
+    )
+    c.bash("terraform fmt -check -recursive", "envs/prod/main.tf\nExit code 3", error=True)
+    c.bash(
+        "terraform fmt -recursive && terraform fmt -check -recursive && echo formatted", "envs/prod/main.tf\nformatted"
+    )
+    c.bash(
+        "git checkout -b infra/vpc-moved && git add -A && git commit -m 'prod: wire modules/vpc, moved blocks "
+        "for the network stack'",
+        "Switched to a new branch 'infra/vpc-moved'\n[infra/vpc-moved 5d1a9e3] prod: wire modules/vpc, moved "
+        "blocks for the network stack\n 2 files changed, 49 insertions(+), 7 deletions(-)\n create mode 100644 "
+        "envs/prod/moved.tf",
+    )
+    c.bash(
+        "git push -u origin infra/vpc-moved && gh pr create --fill --label atlantis",
+        "branch 'infra/vpc-moved' set up to track 'origin/infra/vpc-moved'.\nhttps://github.com/acme/infra/pull/1432",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user wanted the prod environment wired to the refactored VPC module and the Terraform state migrated without destroying anything. I added the module call, mapped old addresses to module addresses with moved blocks (the user's choice over state mv), removed a leftover resource block, confirmed the plan only updates tags, linted, and opened a PR.
+
+Summary:
+1. Primary Request and Intent:
+   Wire envs/prod to modules/vpc and migrate the network resources' state so the plan destroys and recreates nothing (the NAT gateways carry all of prod's egress). Use moved blocks rather than terraform state mv, since applies only happen through Atlantis. Tell the user the state object's current version id before anything changes. Later: keep the module's internal-elb subnet tag, lint, open the PR.
+
+2. Key Technical Concepts:
+   - Terraform moved blocks vs terraform state mv
+   - Atlantis as the only apply path
+   - S3 object versioning of the state bucket
+   - kubernetes.io/role/internal-elb subnet tag for the EKS load balancer controller
+
+3. Files and Code Sections:
+   - envs/prod/main.tf: added the module "vpc" block (name prod, 10.40.0.0/16, three eu-west-1 AZs); removed the leftover aws_eip.nat resource.
+   - envs/prod/moved.tf: new, eight moved blocks from the old root addresses (vpc, internet gateway, NAT gateways, EIPs, route tables, subnets) to module.vpc.
+   - modules/vpc/main.tf: read; private subnets carry the internal-elb tag.
+
+4. Errors and fixes:
+   - Without moves the plan destroyed and recreated the whole network stack.
+   - "Moved object still exists" for aws_eip.nat: the old block was still declared in main.tf; removed it.
+   - terraform fmt -check flagged envs/prod/main.tf: ran terraform fmt.
+
+5. Problem Solving:
+   The final plan has nothing to add or destroy, only in-place tag updates on the three private subnets, which the user accepted. tflint (run through its Docker image) reported one warning, a provider version constraint in the module.
+
+6. All user messages:
+   - "We refactored the prod network into modules/vpc last sprint but never migrated the state. Wire envs/prod to the module and migrate the state so the plan shows nothing destroyed. ..."
+   - "Moved blocks, not state mv. We only ever apply from the Atlantis pipeline, never from a laptop ... tell me the current version id of the state object so we can roll back to it."
+   - "Keep the tag, we want it anyway ... Lint and open the PR."
+
+7. Pending Tasks:
+   - Atlantis plan/apply on the PR.
+
+8. Current Work:
+   Branch infra/vpc-moved is pushed and the PR is open: https://github.com/acme/infra/pull/1432
+
+9. Optional Next Step:
+   Watch the Atlantis plan on the PR and confirm it matches the local one.
+"""
+    labels = [
+        Label("request", "migrate the state so the plan shows nothing destroyed", dropped=False),
+        Label("constraint", "Nothing may be recreated", dropped=False),  # "destroys and recreates nothing"
+        Label("decision", "the NAT gateways take ten minutes to come back", dropped=True),  # reason, only half kept
+        Label("constraint", "never from a laptop", dropped=False),
+        Label("decision", "a state mv is an apply in all but name", dropped=True),  # the reason for moved blocks
+        Label("request", "tell me the current version id", dropped=False),
+        Label("identifier", "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY", dropped=True),  # what the user asked to be told
+        Label("identifier", "acme-tfstate-prod", dropped=True),  # the state bucket
+        Label("identifier", "network/terraform.tfstate", dropped=True),
+        Label("measurement", "Plan: 17 to add, 0 to change, 17 to destroy.", dropped=True),  # "the whole stack"
+        Label("measurement", "Plan: 0 to add, 3 to change, 0 to destroy.", dropped=False),
+        Label("error", "Moved object still exists", dropped=False),
+        Label("error", "still declared at main.tf:88", dropped=True),  # where: the summary says only main.tf
+        Label(
+            "decision", "only places internal load balancers", dropped=False
+        ),  # "for the EKS load balancer controller"
+        Label("failed command", "tflint --recursive", dropped=True),  # "run through its Docker image", not why
+        Label("error", "tflint: command not found", dropped=True),
+        Label("identifier", "ghcr.io/terraform-linters/tflint:v0.53.0", dropped=True),
+        Label("measurement", 'Missing version constraint for provider "random"', dropped=False),
+        Label("edit", 'count  = 3\n  domain = "vpc"', dropped=False),  # "removed the leftover aws_eip.nat"
+        Label("edit", "10.40.0.0/16", dropped=False),
+        Label("file edited", "envs/prod/moved.tf", dropped=False),
+        Label("file edited", "envs/prod/main.tf", dropped=False),
+        Label("file read", "modules/vpc/main.tf", dropped=False),
+        Label("identifier", "5d1a9e3", dropped=True),  # the commit
+        Label("url", "https://github.com/acme/infra/pull/1432", dropped=False),
+        Label("failed command", "terraform fmt -check -recursive", dropped=False),
+        # noise
+        Label("number", "64", dropped=False),
+        Label("number", "2 files changed", dropped=False),
+        Label("name", "2026-11-28T16:02:11+00:00", dropped=False),
+        Label("path", "module.vpc.aws_eip.nat", dropped=False),
+        Label("command", "git push -u origin infra/vpc-moved", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def churn_plan_rank() -> DevSession:
+    """R (Quarto, renv, tidymodels): a churn notebook's holdout AUC fell from 0.81 to 0.74 after an R
+    upgrade; `read.csv` now gives strings (R 4's stringsAsFactors), so `as.numeric` made a feature all
+    NA, imputed to a constant; counts from `table`, a missing package, lintr absent, the user's reason
+    for an explicit order. Written and labelled before the rule ran on it (round 15)."""
+    c = Conversation("/home/priya/churn", "fresh-churn-plan-rank")
+    c.user(
+        "The churn notebook (analysis/churn.qmd) used to give a holdout AUC around 0.81, and since last week it "
+        "says 0.74. Nobody touched the model code. Find out what changed. Don't update renv.lock without asking "
+        "me: the Q3 board deck numbers were produced with it."
+    )
+    c.bash(
+        "git log --oneline -5",
+        "e71c0a2 renv: snapshot after R 4.4.2 upgrade\n2b9f4d1 churn: add tenure buckets\n"
+        "9a0c3e5 churn: holdout by signup month\n61d7e0b data: refresh customers export\nf44d210 Initial churn notebook",
+    )
+    c.bash(
+        "git show e71c0a2 --stat && git show e71c0a2 -- renv.lock | grep -E '^[-+] +\"(Version|Package)\"' | head -12",
+        "commit e71c0a2\n\n renv.lock | 412 ++++++++++++++++++++++++++++++++++++++-------------------------\n"
+        " 1 file changed, 236 insertions(+), 176 deletions(-)\n"
+        '-    "Version": "3.6.3",\n+    "Version": "4.4.2",\n'
+        '       "Package": "dplyr",\n-      "Version": "1.0.10",\n+      "Version": "1.1.4",\n'
+        '       "Package": "recipes",\n-      "Version": "1.0.4",\n+      "Version": "1.1.0",\n'
+        '       "Package": "glmnet",\n-      "Version": "4.1-6",\n+      "Version": "4.1-8",',
+    )
+    c.bash(
+        "quarto render analysis/churn.qmd --to html",
+        "processing file: churn.qmd\n  |..........                                |  22% [load]\n\n"
+        "Quitting from lines 12-19 [load] (churn.qmd)\nError in `library()`:\n"
+        "! there is no package called 'arrow'\nBacktrace:\n    x\n 1. \\-base::library(arrow)\nExecution halted",
+        error=True,
+    )
+    c.say(
+        "The project library is missing arrow; `renv::restore()` installs what renv.lock pins without changing the lockfile."
+    )
+    c.bash(
+        "Rscript -e 'renv::restore(prompt = FALSE)' 2>&1 | tail -3",
+        "- Installing arrow ...                          OK [built from source in 6.2m]\n"
+        "- Installing tzdb ...                           OK [linked from cache]\nSuccessfully installed 2 packages.",
+    )
+    c.bash(
+        "quarto render analysis/churn.qmd --to html 2>&1 | grep -vE '^ +\\|' | tail -8",
+        "processing file: churn.qmd\n"
+        "Warning in eval(expr, envir, enclos) : NAs introduced by coercion\n"
+        "train: 48213 rows, holdout: 12054 rows\n"
+        "glmnet: lambda.1se = 0.0031\n"
+        "holdout AUC: 0.742\n"
+        "output file: churn.knit.md\n\nOutput created: churn.html",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/priya/churn/analysis/churn.qmd"},
+        "    12\t```{r load}\n    13\tlibrary(arrow)\n    14\tlibrary(tidymodels)\n"
+        '    15\tcustomers <- read.csv("data/customers.csv")\n'
+        "    16\tcustomers$plan_rank <- as.numeric(customers$plan)\n"
+        '    17\tevents <- read_parquet("data/events.parquet")\n    18\t```\n'
+        "    ...\n    41\trec <- recipe(churned ~ ., data = train) |>\n"
+        "    42\t  step_impute_median(all_numeric_predictors()) |>\n    43\t  step_normalize(all_numeric_predictors())\n",
+    )
+    c.say(
+        "This is the R upgrade, not the packages: R 4.0 changed read.csv's default to stringsAsFactors = FALSE. "
+        "Under R 3.6.3 `plan` was a factor and as.numeric gave its level codes (basic 1, plus 2, pro 3). Now it is "
+        "a character vector, as.numeric gives NA for every row (that's the coercion warning), and "
+        "step_impute_median turns the column into a constant, so the model lost its second-strongest feature."
+    )
+    c.bash(
+        'Rscript -e \'c <- read.csv("data/customers.csv"); print(class(c$plan)); print(table(c$plan)); '
+        "print(sum(is.na(suppressWarnings(as.numeric(c$plan)))))'",
+        '[1] "character"\n\nbasic  plus   pro \n31877 19215  9175 \n[1] 60267',
+    )
+    c.user(
+        "Makes sense. Make the order explicit, basic < plus < pro. Alphabetical happened to be right, but the "
+        "team plan we launch in January would sort last and it isn't the most expensive. And make the notebook "
+        "fail loudly if a plan it doesn't know shows up."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/priya/churn/analysis/churn.qmd",
+            "old_string": "customers$plan_rank <- as.numeric(customers$plan)\n",
+            "new_string": 'plan_levels <- c("basic", "plus", "pro")\n'
+            "customers$plan_rank <- as.integer(factor(customers$plan, levels = plan_levels))\n"
+            "stopifnot(!anyNA(customers$plan_rank))\n",
+        },
+        "The file /home/priya/churn/analysis/churn.qmd has been updated successfully.",
+    )
+    c.bash(
+        "quarto render analysis/churn.qmd --to html 2>&1 | grep -vE '^ +\\|' | tail -6",
+        "processing file: churn.qmd\ntrain: 48213 rows, holdout: 12054 rows\nglmnet: lambda.1se = 0.0027\n"
+        "holdout AUC: 0.811\n\nOutput created: churn.html",
+    )
+    c.bash(
+        "Rscript -e 'lintr::lint(\"analysis/churn.qmd\")'",
+        "Error in loadNamespace(x) : there is no package called 'lintr'\nCalls: loadNamespace -> withRestarts -> "
+        "withOneRestart -> doWithOneRestart\nExecution halted",
+        error=True,
+    )
+    c.say(
+        "lintr isn't in the project library, and installing it would change renv.lock, which you asked me not to "
+        "do without asking, so I've left linting out."
+    )
+    c.bash(
+        "git checkout -b fix/churn-plan-rank && git commit -am 'churn: explicit plan order (R 4 read.csv gives "
+        "strings)'",
+        "Switched to a new branch 'fix/churn-plan-rank'\n[fix/churn-plan-rank 0d3b7f2] churn: explicit plan order "
+        "(R 4 read.csv gives strings)\n 1 file changed, 3 insertions(+), 1 deletion(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user's churn notebook lost AUC (0.81 to 0.74) with no model code change. The cause was the R 4 upgrade: read.csv no longer makes factors, so the plan rank feature became NA and was imputed to a constant. I made the plan order explicit with a guard, and AUC is back.
+
+Summary:
+1. Primary Request and Intent:
+   Find out why analysis/churn.qmd's holdout AUC dropped from about 0.81 to 0.74 when nobody changed the model code. Do not update renv.lock without asking (the Q3 board deck numbers came from it). Then: make the plan order explicit (basic < plus < pro) and make the notebook fail if an unknown plan appears.
+
+2. Key Technical Concepts:
+   - R 4.0's stringsAsFactors = FALSE default in read.csv
+   - renv lockfile and renv::restore
+   - tidymodels recipes (median imputation, normalisation), glmnet
+   - Quarto rendering
+
+3. Files and Code Sections:
+   - analysis/churn.qmd: plan_rank is now built from a factor with explicit levels basic, plus, pro, and the notebook stops if any plan_rank is NA.
+   - renv.lock: unchanged; the last commit moved R and several packages (dplyr 1.1.4, recipes 1.1.0, glmnet 4.1-8).
+
+4. Errors and fixes:
+   - quarto render failed: the arrow package was missing from the project library; renv::restore() installed it without touching the lockfile.
+   - "NAs introduced by coercion": as.numeric on a character plan column gave NA for every row.
+
+5. Problem Solving:
+   The plan column is character under R 4, so plan_rank was entirely NA and median imputation made it constant. With explicit levels the holdout AUC is 0.811 again (train 48213 rows, holdout 12054).
+
+6. All user messages:
+   - "The churn notebook (analysis/churn.qmd) used to give a holdout AUC around 0.81, and since last week it says 0.74. Nobody touched the model code. Find out what changed. Don't update renv.lock without asking me: the Q3 board deck numbers were produced with it."
+   - "Makes sense. Make the order explicit, basic < plus < pro. ... And make the notebook fail loudly if a plan it doesn't know shows up."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   The fix is committed on the branch fix/churn-plan-rank.
+
+9. Optional Next Step:
+   Ask whether to open a PR.
+"""
+    labels = [
+        Label("request", "used to give a holdout AUC around 0.81", dropped=False),
+        Label("constraint", "Don't update renv.lock without asking me", dropped=False),
+        Label("identifier", "e71c0a2", dropped=True),  # the commit that brought the regression: "the last commit"
+        Label("identifier", '"Version": "3.6.3"', dropped=True),  # the R version before; the summary says "R 4"
+        Label("failed command", "quarto render analysis/churn.qmd --to html", dropped=False),
+        Label("error", "there is no package called 'arrow'", dropped=False),
+        Label("measurement", "built from source in 6.2m", dropped=True),
+        Label("measurement", "holdout AUC: 0.742", dropped=False),
+        Label("measurement", "holdout AUC: 0.811", dropped=False),
+        Label("measurement", "31877 19215  9175", dropped=True),  # the plans' counts
+        Label("measurement", "[1] 60267", dropped=True),  # every row NA: "entirely NA"
+        Label("measurement", "lambda.1se = 0.0031", dropped=True),
+        Label("file read", "analysis/churn.qmd", dropped=False),
+        Label("file edited", "analysis/churn.qmd", dropped=False),
+        Label("edit", "as.numeric(customers$plan)", dropped=True),  # what it was; the summary gives only the new
+        Label("edit", "stopifnot(!anyNA(customers$plan_rank))", dropped=False),
+        Label("decision", "the team plan we launch in January would sort last", dropped=True),  # the reason
+        Label("request", "make the notebook fail loudly", dropped=False),
+        Label("failed command", "lintr::lint", dropped=True),
+        Label("error", "there is no package called 'lintr'", dropped=True),
+        Label("decision", "installing it would change renv.lock", dropped=True),  # why linting was left out
+        Label("identifier", "0d3b7f2", dropped=True),  # the commit
+        Label("identifier", "step_impute_median", dropped=False),
+        # noise
+        Label("number", "412", dropped=False),
+        Label("number", "22%", dropped=False),
+        Label("path", "churn.knit.md", dropped=False),
+        Label("name", "lines 12-19", dropped=False),
+        Label("command", "git log --oneline -5", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def ledger_space_leak() -> DevSession:
+    """Haskell (cabal, GHC RTS heap profile) in Kubernetes: a polling service's memory grows to 2 GB a
+    day; a profiling build refused, hp2pretty missing, a heap profile by closure type read, a lazy
+    Map and fold plus an unpruned map fixed, a boundary test failing, residency measured before and
+    after, the user's reason for the window. Written and labelled before the rule ran on it (round 15)."""
+    c = Conversation("/home/tomas/ledger-sync", "fresh-ledger-leak")
+    c.user(
+        "ledger-sync's memory grows to about 2 GB over a day until the pod gets OOM-killed. It's the Haskell "
+        "service with the servant API and the polling loop. Find the leak. We stay on GHC 9.6.6: the Nix binary "
+        "cache only has 9.6, so no compiler bump."
+    )
+    c.bash(
+        "kubectl top pod -n ledger -l app=ledger-sync && kubectl get pod -n ledger -l app=ledger-sync "
+        "-o jsonpath='{.items[0].status.containerStatuses[0].restartCount}'",
+        "NAME                           CPU(cores)   MEMORY(bytes)\nledger-sync-7d9c6b8f5-x2lqp    41m          1873Mi\n"
+        "14",
+    )
+    c.bash(
+        "cabal build --enable-profiling exe:ledger-sync 2>&1 | tail -6",
+        "Building library for ledger-sync-0.4.2..\n[ 3 of 11] Compiling Ledger.Types\n\n"
+        "src/Ledger/Types.hs:9:1: error:\n    Could not find module 'Data.Aeson'\n"
+        "    Perhaps you haven't installed the profiling libraries for package 'aeson-2.1.2.1'?",
+        error=True,
+    )
+    c.say(
+        "The Nix-provided package set has no profiling libraries, so a cost-centre profile is out. A heap profile "
+        "by closure type (`+RTS -hT`) needs no profiling build, so I'll use that on a replay of a day's events."
+    )
+    c.bash(
+        "cabal run ledger-sync -- --replay fixtures/day.jsonl +RTS -hT -i0.5 -s -RTS 2>&1 | "
+        "grep -E 'maximum residency|total memory'",
+        "   1,912,604,160 bytes maximum residency (31 sample(s))\n"
+        "            3731 MiB total memory in use (0 MB lost due to fragmentation)",
+    )
+    c.bash("hp2pretty ledger-sync.hp", "Exit code 127\nbash: hp2pretty: command not found", error=True)
+    c.bash(
+        "awk '/BEGIN_SAMPLE 61.0/,/END_SAMPLE 61.0/' ledger-sync.hp | sort -k2 -n -r | head -8",
+        "THUNK_2_0\t412886016\n"
+        "Data.Map.Internal.Bin\t298012480\n"
+        "GHC.Num.Integer.IS\t96011904\n"
+        "Data.Time.Clock.Internal.UTCTime.UTCTime\t95998720\n"
+        "ARR_WORDS\t8388608\n"
+        "Ledger.Types.EventId\t6012416\n"
+        "BEGIN_SAMPLE 61.0\nEND_SAMPLE 61.0",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/tomas/ledger-sync/src/Ledger/Sync.hs"},
+        "     1\tmodule Ledger.Sync (run, SyncState (..)) where\n     2\t\n"
+        "     3\timport qualified Data.Map.Lazy as Map\n     4\timport Data.List (foldl)\n"
+        "    ...\n    21\tdata SyncState = SyncState\n    22\t  { seen  :: Map.Map EventId UTCTime\n"
+        "    23\t  , count :: Integer\n    24\t  }\n    ...\n    40\tstep :: SyncState -> [Event] -> SyncState\n"
+        "    41\tstep st batch = st\n"
+        "    42\t  { seen  = foldl (\\m e -> Map.insert (eventId e) (eventAt e) m) (seen st) batch\n"
+        "    43\t  , count = count st + fromIntegral (length batch)\n    44\t  }\n",
+    )
+    c.say(
+        "Two leaks. The thunks: `step` builds the new `seen` with a lazy foldl into a lazy Map, and `count` is a "
+        "lazy field, so every poll adds a chain of unevaluated updates (THUNK_2_0 is the biggest closure type, "
+        "about 413 MB). And `seen` is never pruned: it holds every event id since start, about 1.2 million after "
+        "a day's replay."
+    )
+    c.user(
+        "Prune `seen` to 48 hours. Upstream replays at most 24 hours of events after one of their outages, so 48 "
+        "leaves a full day of margin. And no bang patterns sprinkled everywhere, put StrictData on the module."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ledger-sync/src/Ledger/Sync.hs",
+            "old_string": "module Ledger.Sync (run, SyncState (..)) where\n\nimport qualified Data.Map.Lazy as Map\n"
+            "import Data.List (foldl)\n",
+            "new_string": "{-# LANGUAGE StrictData #-}\nmodule Ledger.Sync (run, SyncState (..), prune) where\n\n"
+            "import qualified Data.Map.Strict as Map\nimport Data.List (foldl')\n",
+        },
+        "The file /home/tomas/ledger-sync/src/Ledger/Sync.hs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ledger-sync/src/Ledger/Sync.hs",
+            "old_string": "  { seen  = foldl (\\m e -> Map.insert (eventId e) (eventAt e) m) (seen st) batch\n",
+            "new_string": "  { seen  = foldl' (\\m e -> Map.insert (eventId e) (eventAt e) m) (seen st) batch\n",
+        },
+        "The file /home/tomas/ledger-sync/src/Ledger/Sync.hs has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ledger-sync/src/Ledger/Sync.hs",
+            "old_string": "-- pruning: TODO\n",
+            "new_string": "retention :: NominalDiffTime\nretention = 48 * 3600\n\n"
+            "prune :: UTCTime -> SyncState -> SyncState\n"
+            "prune now st = st {seen = Map.filter (> addUTCTime (negate retention) now) (seen st)}\n",
+        },
+        "The file /home/tomas/ledger-sync/src/Ledger/Sync.hs has been updated successfully.",
+    )
+    c.bash(
+        "cabal test 2>&1 | tail -9",
+        "Ledger.Sync\n  step counts every event [v]\n  prune drops events older than the window [v]\n"
+        "  prune keeps events newer than the window [x]\n\nFailures:\n\n"
+        "  test/SyncSpec.hs:61:5: \n  1) Ledger.Sync prune keeps events newer than the window\n"
+        "       expected: 3\n        but got: 2\n\n23 examples, 1 failure",
+        error=True,
+    )
+    c.say(
+        "The spec treats an event exactly 48 hours old as still inside the window; `>` drops it. Changing the "
+        "comparison to `>=`."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/tomas/ledger-sync/src/Ledger/Sync.hs",
+            "old_string": "Map.filter (> addUTCTime",
+            "new_string": "Map.filter (>= addUTCTime",
+        },
+        "The file /home/tomas/ledger-sync/src/Ledger/Sync.hs has been updated successfully.",
+    )
+    c.bash("cabal test 2>&1 | tail -2", "Finished in 0.0412 seconds\n23 examples, 0 failures")
+    c.bash(
+        "cabal run ledger-sync -- --replay fixtures/day.jsonl +RTS -s -RTS 2>&1 | "
+        "grep -E 'maximum residency|total memory'",
+        "      61,402,112 bytes maximum residency (9 sample(s))\n"
+        "             148 MiB total memory in use (0 MB lost due to fragmentation)",
+    )
+    c.bash(
+        "git checkout -b fix/ledger-leak && git commit -am 'sync: strict Map and fold, StrictData, prune seen after 48h'",
+        "Switched to a new branch 'fix/ledger-leak'\n[fix/ledger-leak a8e4c21] sync: strict Map and fold, StrictData, "
+        "prune seen after 48h\n 1 file changed, 12 insertions(+), 5 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user asked to find the memory leak in the Haskell ledger-sync service. A profiling build was not possible, so I used a closure-type heap profile on a replay, found a lazy fold into a lazy Map plus an unbounded map of seen events, made the module strict, added pruning, fixed a boundary test, and measured residency before and after.
+
+Summary:
+1. Primary Request and Intent:
+   Find why ledger-sync's memory grows to about 2 GB a day until the pod is OOM-killed, and fix it. Stay on GHC 9.6.6 (the Nix binary cache only has 9.6). Later: prune the seen map to 48 hours and use StrictData on the module instead of bang patterns.
+
+2. Key Technical Concepts:
+   - Space leaks from lazy folds and lazy Map values; Data.Map.Strict, foldl'
+   - StrictData
+   - GHC RTS heap profiling by closure type (+RTS -hT) and +RTS -s
+
+3. Files and Code Sections:
+   - src/Ledger/Sync.hs: StrictData, Data.Map.Strict, foldl' in step; a new prune function that keeps the seen map's last 48 hours (retention = 48 * 3600), exported.
+
+4. Errors and fixes:
+   - cabal build --enable-profiling failed: no profiling libraries for aeson in the Nix package set. Used -hT instead.
+   - The spec "prune keeps events newer than the window" failed (expected 3, got 2): an event exactly 48 hours old must be kept, so the comparison became >=.
+
+5. Problem Solving:
+   The heap profile was dominated by thunks and Map nodes. Maximum residency on a day's replay went from about 1.9 GB to about 61 MB after the fix. All 23 specs pass.
+
+6. All user messages:
+   - "ledger-sync's memory grows to about 2 GB over a day until the pod gets OOM-killed. It's the Haskell service with the servant API and the polling loop. Find the leak. We stay on GHC 9.6.6: the Nix binary cache only has 9.6, so no compiler bump."
+   - "Prune `seen` to 48 hours. ... And no bang patterns sprinkled everywhere, put StrictData on the module."
+
+7. Pending Tasks:
+   - Deploy the fix and watch the pod's memory.
+
+8. Current Work:
+   Committed on branch fix/ledger-leak.
+
+9. Optional Next Step:
+   Ask the user whether to open a PR and deploy.
+"""
+    labels = [
+        Label("request", "memory grows to about 2 GB over a day", dropped=False),
+        Label("constraint", "We stay on GHC 9.6.6", dropped=False),
+        Label("measurement", "1873Mi", dropped=True),  # the pod's memory when looked at
+        Label("measurement", "14", dropped=True),  # restarts: the OOM kills counted; not in the summary
+        Label("failed command", "cabal build --enable-profiling", dropped=False),
+        Label("error", "Could not find module 'Data.Aeson'", dropped=False),  # "no profiling libraries for aeson"
+        Label("measurement", "1,912,604,160 bytes maximum residency", dropped=False),  # "about 1.9 GB"
+        Label("measurement", "3731 MiB total memory in use", dropped=True),
+        Label("failed command", "hp2pretty ledger-sync.hp", dropped=True),
+        Label("error", "hp2pretty: command not found", dropped=True),
+        Label("measurement", "THUNK_2_0\t412886016", dropped=True),  # "dominated by thunks", no figure
+        Label("measurement", "about 1.2 million", dropped=True),  # how many ids the map held
+        Label("file read", "src/Ledger/Sync.hs", dropped=False),
+        Label("file edited", "src/Ledger/Sync.hs", dropped=False),
+        Label("edit", "Data.Map.Lazy", dropped=True),  # what was there before; the summary names only the new
+        Label("edit", "Map.filter (>= addUTCTime", dropped=False),
+        Label("edit", "retention = 48 * 3600", dropped=False),
+        Label("decision", "Upstream replays at most 24 hours of events", dropped=True),  # the reason for 48 h
+        Label("constraint", "no bang patterns sprinkled everywhere", dropped=False),
+        Label("error", "expected: 3", dropped=False),
+        Label("measurement", "61,402,112 bytes maximum residency", dropped=False),  # "about 61 MB"
+        Label("measurement", "148 MiB total memory in use", dropped=True),
+        Label("measurement", "23 examples, 0 failures", dropped=False),
+        Label("identifier", "a8e4c21", dropped=True),  # the commit
+        Label("identifier", "ledger-sync-7d9c6b8f5-x2lqp", dropped=True),  # the pod
+        # noise
+        Label("number", "0.0412 seconds", dropped=False),
+        Label("number", "31 sample(s)", dropped=False),
+        Label("name", "BEGIN_SAMPLE 61.0", dropped=False),
+        Label("path", "fixtures/day.jsonl", dropped=False),
+        Label("name", "Data.Map.Internal.Bin", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -8714,4 +9345,7 @@ SESSIONS = (
     digest_twice,
     ingest_oom,
     plus_email_release,
+    vpc_moved_blocks,
+    churn_plan_rank,
+    ledger_space_leak,
 )
