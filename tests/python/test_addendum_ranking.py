@@ -56,13 +56,38 @@ def test_under_a_small_budget_the_surer_facts_are_the_ones_given_and_the_rest_is
     assert whole is not None
     lines = [line for line in whole.splitlines() if line.startswith("- ")]
     assert len(lines) >= 2
+    # Each fact given is its line whole or, where that did not fit, its line without the detail.
+    forms = [(line, line.split(" -> ", 1)[0]) for line in lines]
+    fewer = []
+    for budget in range(len(whole) - 1, 0, -3):
+        small = brief.addendum(report, budget)
+        if small is None:
+            break
+        assert len(small) <= budget
+        given = [line for line in small.splitlines() if line.startswith("- ")]
+        ranked = [next((form for form in pair if form in given), None) for pair in forms]
+        assert given == [form for form in ranked if form is not None], "each once, in the ranking's order"
+        if len(given) < len(lines):
+            fewer.append(small)
+            assert f"{len(lines) - len(given)} more fact(s) not shown: `precompact dropped 4` lists them all." in small
+    assert fewer and all("5c1e9a7" in small for small in fewer), "the surest fact is the last one left"
+
+
+def test_a_fact_whose_whole_line_does_not_fit_what_is_left_is_given_without_its_detail():
+    """Its detail (the command a figure came from, an error line) is one `show` away, behind the
+    reference the line keeps."""
+    report = _report(_session(), SUMMARY)
+    whole = brief.addendum(report, 10_000)
+    assert whole is not None
+    lines = [line for line in whole.splitlines() if line.startswith("- ")]
+    cut = lines[-1]
+    assert " -> " in cut, lines
+    bare = cut.split(" -> ", 1)[0]
     small = brief.addendum(report, len(whole) - 1)
-    assert small is not None
+    assert small is not None and len(small) <= len(whole) - 1
     given = [line for line in small.splitlines() if line.startswith("- ")]
-    assert given == [line for line in lines if line in given], "in the ranking's order, each line whole"
-    assert len(given) < len(lines) and "5c1e9a7" in small
-    assert f"{len(lines) - len(given)} more fact(s) not shown: `precompact dropped 4` lists them all." in small
-    assert len(small) <= len(whole) - 1
+    assert given == [*lines[:-1], bare], given
+    assert small.splitlines()[-2] == "`precompact recall QUERY` searches everything said before compaction."
 
 
 def test_a_line_too_long_for_what_is_left_leaves_it_to_the_shorter_ones_after_it():

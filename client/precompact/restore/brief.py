@@ -334,8 +334,8 @@ def addendum(report: Dropped, budget: int, newest_request: str | None = None, mc
     """The second part: the facts of `report` (what the summary does not contain), the most
     important first (`addendum_rank`: the surer first, then by ADDENDUM_ORDER), each quoted on one
     line with its reference, within `budget` characters (a line too long for what is left is
-    counted with the rest, and the shorter ones after it still go in), then one line on how many
-    were left out and how to list them.
+    given without its detail if that fits, else counted with the rest, and the shorter ones after
+    it still go in), then one line on how many were left out and how to list them.
     None when the summary left nothing out, or without a summary to compare with (then every
     fact would be listed, the summary's included). A request the first part quotes already is
     left out."""
@@ -359,10 +359,13 @@ def addendum(report: Dropped, budget: int, newest_request: str | None = None, mc
     lines: list[str] = []
     shown = 0
     for fact in facts:
-        detail = f" -> {quoting.inline(_cut(fact.detail, EDIT_DETAIL_LIMIT))}" if fact.detail else ""
         unsure = " (possibly dropped)" if fact.confidence != dropping.DROPPED else ""
-        line = f"- {fact.kind} [{report.ref(fact)}]{unsure}: {quoting.inline(_cut(fact.text, FACT_LIMIT))}{detail}"
-        if used + len(line) + 1 > budget:
+        bare = f"- {fact.kind} [{report.ref(fact)}]{unsure}: {quoting.inline(_cut(fact.text, FACT_LIMIT))}"
+        whole = f"{bare} -> {quoting.inline(_cut(fact.detail, EDIT_DETAIL_LIMIT))}" if fact.detail else bare
+        # Where the whole line does not fit what is left, the fact alone may: its detail (the
+        # command a figure came from, an error line) is one `show` away, behind the reference.
+        line = next((said for said in (whole, bare) if used + len(said) + 1 <= budget), None)
+        if line is None:
             continue  # a shorter line further down may still fit
         lines.append(line)
         used += len(line) + 1
