@@ -269,3 +269,46 @@ def test_a_summary_signature_covers_the_domain_the_savepoints_line_and_the_summa
     message = b"precompact/compact-summary/v1\0" + canonical + b"\0" + digest.encode()
     public = Ed25519PublicKey.from_public_bytes(bytes(project.authority().pubkey()))
     public.verify(bytes.fromhex(line["summary_signature"]), message)  # raises when it does not check
+
+
+def test_a_key_rotation_hands_on_the_summaries_the_old_key_bound_and_no_other():
+    """`key rotate` signs with the new key the summaries the old key bound to savepoints 1..N
+    (those `restore` took on this machine included), so they come back under the new key; a
+    summary only another key signed, or of a savepoint past the rotation, is not handed on."""
+    from solders.keypair import Keypair
+
+    from precompact.local import savepoint_log
+    from precompact.verifier import signed
+
+    old, new, other = (signed.Signer(bytes(k)[:32], str(k.pubkey())) for k in (Keypair(), Keypair(), Keypair()))
+    lines: list[dict] = []
+    for sequence, summary_signer in ((1, old), (2, other), (3, old)):
+        created = {"event": "SAVEPOINT_CREATED", "instance": "Trial #1", "sequence": sequence, "snapshot_hash": "ab"}
+        about = {"instance": "Trial #1", "sequence": sequence}
+        summary = f"summary of savepoint {sequence}"
+        line_signature = old.sign(savepoint_log.Savepoint(sequence=sequence, created=created))
+        made = summary_signer.sign_summary(savepoint_log.Savepoint(sequence=sequence, created=created), summary)
+        lines += [
+            created,
+            {
+                "event": "SAVEPOINT_SIGNED",
+                **about,
+                "signer": old.public_key,
+                "line_signature": line_signature.signature,
+            },
+            {"event": "COMPACT_SUMMARY", **about, "summary": summary},
+            {
+                "event": "SUMMARY_SIGNED",
+                **about,
+                "signer": made.signer,
+                "summary_sha256": made.summary_sha256,
+                "summary_signature": made.signature,
+            },
+        ]
+    folded = savepoint_log.fold(lines)
+    handed = signed.carried_over_summaries(folded, old.public_key, 2, new)
+    assert [(s.sequence, text) for s, text in handed] == [(1, "summary of savepoint 1")]
+    [(first, text)] = handed
+    first.summary_signatures.append(new.sign_summary(first, text))
+    assert signed.offered_summary(first, new.public_key).text == text
+    assert signed.offered_summary(folded[1], new.public_key).refused is not None

@@ -305,6 +305,24 @@ def carried_over(savepoints: list[Savepoint], old_key: str, up_to: int, signer: 
     ]
 
 
+def carried_over_summaries(
+    savepoints: list[Savepoint], old_key: str, up_to: int, signer: Signer
+) -> list[tuple[Savepoint, str]]:
+    """The compaction summaries a key rotation hands on to `signer` with their savepoints'
+    lines (`carried_over`): of savepoints 1..`up_to`, each this machine recorded or `old_key`
+    signed for its savepoint, not signed by `signer` yet, so a summary `restore` took under the
+    old key still comes back under the new one."""
+    return [
+        (s, s.compact_summary)
+        for s in savepoints
+        if s.sequence <= up_to
+        and isinstance(s.compact_summary, str)
+        and line_vouched(s, old_key)
+        and (s.summary_written_here or summary_signed_by(s, s.compact_summary, old_key))
+        and not summary_signed_by(s, s.compact_summary, signer.public_key)
+    ]
+
+
 def _valid(key: str, signature: str, data: bytes) -> bool:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
