@@ -1396,6 +1396,10 @@ def restore(at_commit, as_json) -> None:
                 "foreign": found.foreign,
                 "walked": found.walked,
                 "chunks": found.chunks,
+                "summaries": found.summaries,
+                "summaries_failed": found.summaries_failed,
+                "summaries_unsigned": found.summaries_unsigned,
+                "summaries_kept": found.summaries_kept,
                 "signer": found.signer,
                 "commit": found.commit,
                 "complete": found.complete,
@@ -1423,6 +1427,22 @@ def restore(at_commit, as_json) -> None:
             )
         if found.foreign:
             terminal.echo(f"✗ {found.foreign}; {found.walked}")
+        if found.summaries:
+            terminal.echo(
+                f"restored {found.summaries} compaction summary(ies), each bound to its savepoint by the signature of {found.signer}"
+            )
+        if found.summaries_failed:
+            terminal.echo(
+                f"✗ FAILED {len(found.summaries_failed)} compaction summary(ies) on the remote, not restored: {', '.join(found.summaries_failed)}"
+            )
+        if found.summaries_unsigned:
+            terminal.echo(
+                f"not restored: {len(found.summaries_unsigned)} compaction summary(ies) on the remote carry no signature (recorded by a version before summaries were signed): {', '.join(found.summaries_unsigned)}"
+            )
+        if found.summaries_kept:
+            terminal.echo(
+                f"kept {len(found.summaries_kept)} compaction summary(ies) logs/ holds that differ from the remote's signed one: {', '.join(found.summaries_kept)}"
+            )
     if not found.complete:
         sys.exit(EXIT_FAILED)
 

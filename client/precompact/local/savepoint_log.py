@@ -17,6 +17,7 @@ import calendar
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -76,6 +77,9 @@ class Event(StrEnum):
     # The user's signing key signed a SAVEPOINT_CREATED line (verifier.signed): the root that
     # travels with the index copy on the git remote.
     SAVEPOINT_SIGNED = "SAVEPOINT_SIGNED"
+    # The user's signing key signed a savepoint's compaction summary, bound to its
+    # SAVEPOINT_CREATED line (verifier.signed): the summary travels with the savepoint.
+    SUMMARY_SIGNED = "SUMMARY_SIGNED"
 
 
 class Layer2(StrEnum):
@@ -151,6 +155,10 @@ def append(logs: Path, event: dict) -> None:
     event = {k: _redacted(v) if k in FREE_TEXT_FIELDS else v for k, v in event.items()}
     if event.get("event") == Event.SAVEPOINT_CREATED:
         event[provenance.TAG_FIELD] = provenance.tag(event)
+    elif event.get("event") == Event.COMPACT_SUMMARY:
+        # Sealed as this machine's, so that the worker signs only a summary it recorded here
+        # (never one a copied or edited logs/ holds) for it to travel (`Savepoint.summary_written_here`).
+        event["seal"] = _seal(_SUMMARY_PURPOSE, _summary_values(event))
     _append_durably(logs, _line(event))
 
 
@@ -445,9 +453,14 @@ class Savepoint(Record):
     # Git's reason, when the worker's last Layer 2 attempt failed (a rejected push, a full disk).
     layer_2_failure: str | None = None
     compact_summary: str | None = None
+    # The seal of the COMPACT_SUMMARY line `compact_summary` came from (unchecked: `summary_written_here`).
+    summary_seal: object = None
+    # The SUMMARY_SIGNED lines about it, unchecked (verifier.signed checks them).
+    summary_signatures: list[SummarySignature] = field(default_factory=list)
     pruned: bool = False  # the local copy was removed on purpose; git holds it
-    # Its lines came from `precompact restore`, which brings back only what a root covers: no
-    # COMPACT_SUMMARY line (words only: `dropped` says so instead of blaming PostCompact).
+    # Its lines came from `precompact restore`, which brings back only what a root covers: its
+    # compaction summary only when your key signed it (words only: `dropped` says why there is
+    # none instead of blaming PostCompact).
     restored: bool = False
     # The SAVEPOINT_SIGNED lines about it, unchecked (verifier.signed checks them).
     signatures: list[LineSignature] = field(default_factory=list)
@@ -460,6 +473,13 @@ class Savepoint(Record):
         """Whether this machine wrote it (its index line carries this machine's tag): only
         then does the hash the index states count as the local root."""
         return provenance.written_here(self.created)
+
+    @property
+    def summary_written_here(self) -> bool:
+        """Whether this machine recorded its compaction summary (the line's seal checks)."""
+        return isinstance(self.compact_summary, str) and _sealed_here(
+            _SUMMARY_PURPOSE, [self.instance, self.sequence, self.compact_summary], self.summary_seal
+        )
 
     @property
     def snapshot_hash(self) -> str:
@@ -609,6 +629,51 @@ class LineSignature(Record, frozen=True):
     signature: str
 
 
+class SummarySignature(Record, frozen=True):
+    """A SUMMARY_SIGNED line as it states itself: who says they signed which summary (the
+    SHA-256 of its text, hex) of the savepoint, and the signature (hex). Nothing here is checked."""
+
+    signer: str
+    summary_sha256: str
+    signature: str
+
+
+def summary_sha256(summary: str) -> str:
+    """The SHA-256 (hex) of a summary's text as UTF-8 (a lone surrogate from a hostile line kept
+    as its bytes, never a crash)."""
+    return hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def record_summary_signatures(logs: Path, signed: Iterable[tuple[Savepoint, SummarySignature]]) -> None:
+    """Records each savepoint's compaction summary signature by the user's signing key, under one lock."""
+    with locked(logs, 10.0):
+        for savepoint, signature in signed:
+            append(logs, _summary_signed_line(savepoint, signature, utc_timestamp()))
+
+
+def _summary_signed_line(savepoint: Savepoint, signature: SummarySignature, stamp: str) -> dict:
+    return {
+        "event": Event.SUMMARY_SIGNED,
+        "timestamp": stamp,
+        "instance": savepoint.instance,
+        "sequence": savepoint.sequence,
+        "signer": signature.signer,
+        "summary_sha256": signature.summary_sha256,
+        "summary_signature": signature.signature,
+    }
+
+
+def restored_summary_lines(savepoint: Savepoint, summary: str, signatures: list[SummarySignature]) -> list[dict]:
+    """The index lines `precompact restore` writes for a compaction summary the user's key signed
+    for `savepoint`: the summary alone (no queue entry or hook time of the machine that recorded
+    it, which no signature covers, and no seal: this machine did not record it) and the
+    signatures that checked."""
+    stamp = utc_timestamp()
+    about = {"instance": savepoint.instance, "sequence": savepoint.sequence}
+    line = {"event": Event.COMPACT_SUMMARY, "timestamp": stamp, **about, "summary": summary, "restored": True}
+    return [line, *(_summary_signed_line(savepoint, s, stamp) for s in signatures)]
+
+
 def record_signatures(logs: Path, signed: Iterable[tuple[Savepoint, LineSignature]]) -> None:
     """Records each savepoint's signature by the user's signing key, under one lock."""
     with locked(logs, 10.0):
@@ -711,6 +776,12 @@ def fold(events: list[dict]) -> list[Savepoint]:
                 savepoint.chain_endpoint = shown_endpoint(endpoint) if isinstance(endpoint, str) else None
         elif kind == Event.COMPACT_SUMMARY:
             savepoint.compact_summary = event.get("summary")
+            savepoint.summary_seal = event.get("seal")
+            continue
+        elif kind == Event.SUMMARY_SIGNED:
+            signer, sha256, signature = (event.get(k) for k in ("signer", "summary_sha256", "summary_signature"))
+            if isinstance(signer, str) and isinstance(sha256, str) and isinstance(signature, str):
+                savepoint.summary_signatures.append(SummarySignature(signer, sha256, signature))
             continue
         elif kind == Event.LOCAL_COPY_PRUNED:
             savepoint.pruned = True
@@ -838,7 +909,8 @@ _ROTATION_PURPOSE = "authority-rotated"
 def record_rotation(logs: Path, rotation: Rotation) -> None:
     """Records the rotation, sealed with this machine's key: a line appended to logs/ cannot
     claim one (nor add a key to the lineage)."""
-    record(logs, {"event": Event.AUTHORITY_ROTATED, **rotation.as_dict(), "seal": _seal(_ROTATION_PURPOSE, rotation)})
+    seal = _seal(_ROTATION_PURPOSE, list(rotation.as_dict().values()))
+    record(logs, {"event": Event.AUTHORITY_ROTATED, **rotation.as_dict(), "seal": seal})
 
 
 def rotations(events: list[dict], instance: str) -> list[Rotation]:
@@ -871,7 +943,7 @@ def _rotation_line(event: dict) -> Rotation | None:
     ):
         return None
     found = Rotation(event["instance"], sequence, old, new, signature, recovered)
-    return found if _sealed_here(_ROTATION_PURPOSE, found, event.get("seal")) else None
+    return found if _sealed_here(_ROTATION_PURPOSE, list(found.as_dict().values()), event.get("seal")) else None
 
 
 class Closing(Record, frozen=True):
@@ -890,29 +962,38 @@ _CLOSING_PURPOSE = "record-closed"
 _SEAL_HEX = 64
 
 
-def _sealed_bytes(line: Rotation | Closing) -> bytes:
-    return json.dumps(list(line.as_dict().values()), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+def _sealed_bytes(values: list) -> bytes:
+    return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def _seal(purpose: str, line: Rotation | Closing) -> str:
-    """This machine's tag over `line`'s fields, for the line's "seal"."""
-    return provenance.stamped(purpose, _sealed_bytes(line))[-_SEAL_HEX // 2 :].hex()
+def _seal(purpose: str, values: list) -> str:
+    """This machine's tag over a line's `values`, for the line's "seal"."""
+    return provenance.stamped(purpose, _sealed_bytes(values))[-_SEAL_HEX // 2 :].hex()
 
 
-def _sealed_here(purpose: str, line: Rotation | Closing, seal: object) -> bool:
-    """Whether `seal` is this machine's tag over `line`'s fields (`_seal`)."""
+def _sealed_here(purpose: str, values: list, seal: object) -> bool:
+    """Whether `seal` is this machine's tag over a line's `values` (`_seal`)."""
     if not isinstance(seal, str) or len(seal) != _SEAL_HEX:
         return False
     try:
-        stored = _sealed_bytes(line) + bytes.fromhex(seal)
+        stored = _sealed_bytes(values) + bytes.fromhex(seal)
     except ValueError:
         return False
     return provenance.made_here(purpose, stored) is not None
 
 
+_SUMMARY_PURPOSE = "compact-summary"
+
+
+def _summary_values(event: dict) -> list:
+    """What a COMPACT_SUMMARY line's seal covers: which savepoint, and the summary."""
+    return [event.get("instance"), event.get("sequence"), event.get("summary")]
+
+
 def record_closing(logs: Path, closing: Closing) -> None:
     """Records the closing, sealed with this machine's key: a copied logs/ cannot claim one."""
-    record(logs, {"event": Event.RECORD_CLOSED, **closing.as_dict(), "seal": _seal(_CLOSING_PURPOSE, closing)})
+    seal = _seal(_CLOSING_PURPOSE, list(closing.as_dict().values()))
+    record(logs, {"event": Event.RECORD_CLOSED, **closing.as_dict(), "seal": seal})
 
 
 def closing(events: list[dict], instance: str) -> Closing | None:
@@ -932,4 +1013,4 @@ def _closing_line(event: dict) -> Closing | None:
     if not all(isinstance(v, str) for v in values.values()) or not all(type(n) is int for n in numbers.values()):
         return None
     found = Closing(**values, **numbers)  # type: ignore[arg-type]
-    return found if _sealed_here(_CLOSING_PURPOSE, found, event.get("seal")) else None
+    return found if _sealed_here(_CLOSING_PURPOSE, list(found.as_dict().values()), event.get("seal")) else None

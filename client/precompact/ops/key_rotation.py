@@ -192,13 +192,12 @@ def _finish(config: Config, landed: _Landed, finished: bool) -> Rotated:
         raise RotationError(
             f"{e}: the rotation is recorded, but the index lines it carried over are not signed with the new key"
         ) from None
-    handed_on = signed.carried_over(
-        savepoint_log.savepoints(config.logs, config.instance),
-        landed.rotation.old_authority,
-        landed.rotation.sequence,
-        signer,
-    )
+    mine = savepoint_log.savepoints(config.logs, config.instance)
+    old, up_to = landed.rotation.old_authority, landed.rotation.sequence
+    handed_on = signed.carried_over(mine, old, up_to, signer)
     savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in handed_on])
+    summaries = signed.carried_over_summaries(mine, old, up_to, signer)
+    savepoint_log.record_summary_signatures(config.logs, [(s, signer.sign_summary(s, text)) for s, text in summaries])
     return Rotated(landed.rotation, landed.keypair, config_path, finished)
 
 

@@ -325,7 +325,10 @@ def _sign_lines(config: Config) -> bool:
     copy on the remote then verifies on any machine with the public key, and the lines stay
     vouched for here if this machine's key (local/provenance) is lost. Without the keypair here
     (or with chain.authority naming another key) nothing is signed: what it would sign could not
-    verify. Returns whether it signed anything."""
+    verify. The compaction summaries this machine recorded are signed too, each bound to its
+    savepoint's line: a summary recorded after its savepoint was pushed (PostCompact runs after
+    PreCompact's worker) goes with the next index copy, and nothing signed before changes.
+    Returns whether it signed anything."""
     from precompact.verifier import signed
 
     try:
@@ -334,10 +337,16 @@ def _sign_lines(config: Config) -> bool:
         return False
     if config.authority not in (None, signer.public_key):
         return False
-    todo = signed.unsigned(savepoint_log.savepoints(config.logs), signer)
+    savepoints = savepoint_log.savepoints(config.logs)
+    todo = signed.unsigned(savepoints, signer)
     if todo:
         savepoint_log.record_signatures(config.logs, [(s, signer.sign(s)) for s in todo])
-    return bool(todo)
+    summaries = signed.unsigned_summaries(savepoints, signer)
+    if summaries:
+        savepoint_log.record_summary_signatures(
+            config.logs, [(s, signer.sign_summary(s, text)) for s, text in summaries]
+        )
+    return bool(todo or summaries)
 
 
 class RekeyError(PrecompactError):

@@ -29,8 +29,12 @@ from the remote's history. logs/ gets each checked savepoint's SAVEPOINT_CREATED
 machine tag stays the one it was written with: this machine does not claim to have written
 it), its signatures, the commit that added it (pushed), its snapshot and its chunks. A savepoint
 logs/ already has is left as it is; one logs/ has with other content is never overwritten, and
-said. Lines the root does not cover (compaction summaries, briefs given, chain confirmations)
-are not restored: nothing vouches for them.
+said. A savepoint's compaction summary comes back with it, or to a savepoint logs/ holds the
+same without one, only when your key's signature binds it to that savepoint's line
+(verifier.signed.offered_summary); one whose signature does not check is named and not restored,
+one from before summaries were signed is named, and one logs/ holds already with other words is
+kept and named. Lines no root covers (briefs given, chain confirmations) are not restored:
+nothing vouches for them.
 """
 
 from __future__ import annotations
@@ -102,14 +106,23 @@ class Restored:
     # (verifier.team.foreign_line), or a copy precompact does not write (team.parsed_copy).
     foreign: str | None = None
     walked: str | None = None  # with `foreign`: which commit's index was restored instead, or why none
+    summaries: int = 0  # compaction summaries restored, each bound to its savepoint by your key
+    # Summaries the index read offers whose signature does not bind them (FAILED): not restored.
+    summaries_failed: list[str] = field(default_factory=list)
+    # Summaries with no signature (recorded by a version before summaries were signed): not restored.
+    summaries_unsigned: list[str] = field(default_factory=list)
+    # Signed summaries of savepoints logs/ holds with another summary already: the local one kept.
+    summaries_kept: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
         """Whether logs/ now holds every savepoint the remote holds, as the tip holds it (a line
         another key signed at the tip, a tip's index that could not be read or that dropped
-        savepoints an earlier copy held, left out, a savepoint after a gap, or a snapshot the tip
-        holds altered, is not)."""
-        return not (self.differing or self.unvouched or self.unlinked or self.foreign or self.altered)
+        savepoints an earlier copy held, left out, a savepoint after a gap, a snapshot the tip
+        holds altered, or a compaction summary whose signature does not bind it, is not)."""
+        return not (
+            self.differing or self.unvouched or self.unlinked or self.foreign or self.altered or self.summaries_failed
+        )
 
 
 def restore(config: Config, progress: Progress, at: str | None = None) -> Restored:
@@ -242,7 +255,8 @@ def _restored_into(
     vouches for, then writes into `logs` what it lacks."""
     found = Restored(signer=key, commit=tip, branch=branch)
     held = _held(logs)
-    wanted = _lacking(_vouched(remote, key, found), held, held, found)
+    vouched = _vouched(remote, key, found)
+    wanted = _lacking(vouched, held, held, found)
     snapshots, fetched, found.altered = _checked_bytes(repo, target, tip, logs, wanted, progress)
     added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
     written: list[tuple[tuple[savepoint_log.Savepoint, str], bool]] = []
@@ -273,13 +287,51 @@ def _restored_into(
             good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
             # The branch Layer 2 commits the instance's next savepoints to, on top of this commit.
             lines += savepoint_log.restored_lines(savepoint, good, commit, target.branch, remote_name)
+            lines += _summary_lines(savepoint, None, key, found)
             found.restored.append(savepoint)
+        restored = {(s.instance, s.sequence) for s in found.restored}
+        # A savepoint logs/ holds the same: its summary, when logs/ has none.
+        for savepoint, _ in vouched:
+            mine = now.get((savepoint.instance, savepoint.sequence))
+            same = mine is not None and mine.snapshot_hash == savepoint.snapshot_hash
+            if same and (savepoint.instance, savepoint.sequence) not in restored:
+                lines += _summary_lines(savepoint, mine, key, found)
         if lines:
             savepoint_log.append_restored(logs, lines)
     return found
 
 
 Held = dict[tuple[str, int], savepoint_log.Savepoint]
+
+
+def _summary_lines(
+    savepoint: savepoint_log.Savepoint, mine: savepoint_log.Savepoint | None, key: str, found: Restored
+) -> list[dict]:
+    """The index lines that bring back `savepoint`'s compaction summary as the index read offers
+    it, when `key`'s signature binds it to the savepoint (restored now, or `mine`: logs/ holds it
+    the same, without a summary); none otherwise, each refusal, unsigned summary or summary logs/
+    holds with other words named in `found`."""
+    offered = signed.offered_summary(savepoint, key)
+    named = f"{savepoint.instance} #{savepoint.sequence}"
+    if offered.refused is not None:
+        found.summaries_failed.append(f"{named} ({offered.refused})")
+        return []
+    here = mine.compact_summary if mine is not None else None
+    if here is not None:
+        if offered.text is not None and offered.text != here:
+            found.summaries_kept.append(f"{named} (logs/ holds another summary of it: kept)")
+        return []
+    if offered.unsigned:
+        found.summaries_unsigned.append(named)
+    elif offered.text is not None:
+        found.summaries += 1
+        good = [
+            s
+            for s in savepoint.summary_signatures
+            if signed.summary_signed_by(_only_summary(savepoint, s), offered.text, key)
+        ]
+        return savepoint_log.restored_summary_lines(savepoint, offered.text, good)
+    return []
 
 
 def _held(logs: Path) -> Held:
@@ -319,6 +371,13 @@ def _lacking(
 def _only(savepoint: savepoint_log.Savepoint, signature: savepoint_log.LineSignature) -> savepoint_log.Savepoint:
     """`savepoint` with `signature` alone, to keep only the signatures that check."""
     return savepoint_log.Savepoint(savepoint.sequence, savepoint.created, signatures=[signature])
+
+
+def _only_summary(
+    savepoint: savepoint_log.Savepoint, signature: savepoint_log.SummarySignature
+) -> savepoint_log.Savepoint:
+    """`savepoint` with the summary signature `signature` alone, to keep only those that check."""
+    return savepoint_log.Savepoint(savepoint.sequence, savepoint.created, summary_signatures=[signature])
 
 
 def _vouched(

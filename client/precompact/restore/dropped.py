@@ -3185,7 +3185,7 @@ RECORDED = "recorded by the PostCompact hook"
 LATER_SAVEPOINT = "the summary entry in savepoint {} of the same session"
 AFTER_BOUNDARY = "the summary entry after the compaction boundary in savepoint {}"
 NONE_RECORDED = "none recorded (PostCompact did not run, or this savepoint was not a compaction)"
-NOT_RESTORED = "not restored from the remote (`precompact restore` brings back the savepoint, not the summary PostCompact recorded where it was made)"
+NOT_RESTORED = "not restored from the remote (`precompact restore` brings back a summary only when your signing key bound it to its savepoint, and the remote held none so bound for this one: none was recorded, one was recorded before summaries were signed, or one failed that check, which restore named)"
 
 
 def of_savepoint(config: Config, instance: str | None = None, sequence: int | None = None) -> Dropped:

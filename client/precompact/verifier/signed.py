@@ -17,6 +17,13 @@ The background worker signs only the lines this machine wrote (their machine tag
 local.provenance), each once per key, before Layer 2 commits the index: every index copy pushed
 carries the signatures of the savepoints it holds.
 
+A savepoint's compaction summary travels the same way: the worker signs each summary this
+machine recorded (its seal checks, local.savepoint_log) over the domain
+`precompact/compact-summary/v1`, a zero byte, the savepoint's SAVEPOINT_CREATED line as above, a
+zero byte, and the SHA-256 (hex) of the summary's text: bound to that savepoint, and to no other
+text. `precompact restore` takes a summary back only when that signature by the configured key
+checks (`offered_summary`).
+
 Verification uses `cryptography` (a dependency already), never the Solana stack, so that the
 SessionStart hook can take this root without paying for solders (and pays for cryptography only for
 a line this machine did not write).
@@ -32,11 +39,12 @@ from precompact.boundary import quoting, small_file
 from precompact.config.settings import MAX_KEYPAIR_BYTES, Config
 from precompact.errors import PrecompactError
 from precompact.local import chunks
-from precompact.local.savepoint_log import LineSignature, Savepoint, signed_content
+from precompact.local.savepoint_log import LineSignature, Savepoint, SummarySignature, signed_content, summary_sha256
 from precompact.records import Record
 from precompact.verifier import verdicts
 
 DOMAIN = b"precompact/index-line/v1\0"
+SUMMARY_DOMAIN = b"precompact/compact-summary/v1\0"
 _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -52,6 +60,56 @@ def root(signer: str) -> str:
 
 def message(savepoint: Savepoint) -> bytes:
     return DOMAIN + signed_content(savepoint)
+
+
+def summary_message(savepoint: Savepoint, sha256: str) -> bytes:
+    """What a signature of `savepoint`'s compaction summary covers: its SAVEPOINT_CREATED line
+    (canonical JSON holds no zero byte) and the summary's SHA-256 (hex)."""
+    return SUMMARY_DOMAIN + signed_content(savepoint) + b"\0" + sha256.encode()
+
+
+def summary_signed_by(savepoint: Savepoint, summary: str, key: str | None) -> bool:
+    """Whether one of the savepoint's summary signatures is `key`'s over `summary` and its line."""
+    sha256 = summary_sha256(summary)
+    return key is not None and any(
+        s.signer == key and s.summary_sha256 == sha256 and _valid(key, s.signature, summary_message(savepoint, sha256))
+        for s in savepoint.summary_signatures
+    )
+
+
+class OfferedSummary(Record, frozen=True):
+    """A compaction summary an index copy offers for a savepoint, judged against the configured
+    key: `text` when that key's signature binds it to the savepoint's line; `refused` (why, in
+    precompact's words) when it claims a signature that does not bind it; `unsigned` when the
+    copy holds a summary and no signature of it at all (a version before summaries were signed)."""
+
+    text: str | None = None
+    refused: str | None = None
+    unsigned: bool = False
+
+
+def offered_summary(savepoint: Savepoint, key: str) -> OfferedSummary:
+    """The compaction summary the index read offers for `savepoint` (its last COMPACT_SUMMARY
+    line), held to `key`'s SUMMARY_SIGNED lines: a summary altered after it was signed, a
+    signature moved from another savepoint (its line is in the message), another key's, or a
+    signature whose summary line is gone, is refused, never taken."""
+    summary, signatures = savepoint.compact_summary, savepoint.summary_signatures
+    if summary is None and not signatures:
+        return OfferedSummary()
+    if summary is None:
+        return OfferedSummary(refused="the index holds its signature but no summary line")
+    if not isinstance(summary, str):
+        return OfferedSummary(refused="its summary line holds no text")
+    if not signatures:
+        return OfferedSummary(unsigned=True)
+    if summary_signed_by(savepoint, summary, key):
+        return OfferedSummary(text=summary)
+    if any(s.signer == key for s in signatures):
+        return OfferedSummary(
+            refused=f"its signature by {key} does not verify over it and its savepoint's index line (altered, or signed for another savepoint)"
+        )
+    others = sorted({quoting.inline(s.signer) for s in signatures})
+    return OfferedSummary(refused=f"signed by {', '.join(others)}, not by {key}")
 
 
 def configured_key(config: Config) -> str | None:
@@ -183,6 +241,13 @@ class Signer(Record, frozen=True):
         signature = Ed25519PrivateKey.from_private_bytes(self.seed).sign(message(savepoint))
         return LineSignature(self.public_key, signature.hex())
 
+    def sign_summary(self, savepoint: Savepoint, summary: str) -> SummarySignature:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        sha256 = summary_sha256(summary)
+        signature = Ed25519PrivateKey.from_private_bytes(self.seed).sign(summary_message(savepoint, sha256))
+        return SummarySignature(self.public_key, sha256, signature.hex())
+
 
 def not_signed(config: Config, savepoints: list[Savepoint]) -> dict[tuple[str, int], str]:
     """The savepoints git holds (committed) whose index line this machine wrote and the
@@ -213,6 +278,20 @@ def unsigned(savepoints: list[Savepoint], signer: Signer) -> list[Savepoint]:
     return [s for s in savepoints if s.written_here and not signed_by(s, signer.public_key)]
 
 
+def unsigned_summaries(savepoints: list[Savepoint], signer: Signer) -> list[tuple[Savepoint, str]]:
+    """The compaction summaries this machine recorded (their seal checks) that `signer` has not
+    signed yet, each with its savepoint, whose index line a root vouches for: a summary line
+    another machine's logs/ holds is never signed as the user's."""
+    return [
+        (s, s.compact_summary)
+        for s in savepoints
+        if isinstance(s.compact_summary, str)
+        and s.summary_written_here
+        and line_vouched(s, signer.public_key)
+        and not summary_signed_by(s, s.compact_summary, signer.public_key)
+    ]
+
+
 def carried_over(savepoints: list[Savepoint], old_key: str, up_to: int, signer: Signer) -> list[Savepoint]:
     """The index lines a key rotation hands on to `signer`, the new key: savepoints 1..`up_to`
     (the one the chain carried over) that a root vouches for under `old_key` (this machine's tag,
@@ -223,6 +302,24 @@ def carried_over(savepoints: list[Savepoint], old_key: str, up_to: int, signer: 
         s
         for s in savepoints
         if s.sequence <= up_to and line_vouched(s, old_key) and not signed_by(s, signer.public_key)
+    ]
+
+
+def carried_over_summaries(
+    savepoints: list[Savepoint], old_key: str, up_to: int, signer: Signer
+) -> list[tuple[Savepoint, str]]:
+    """The compaction summaries a key rotation hands on to `signer` with their savepoints'
+    lines (`carried_over`): of savepoints 1..`up_to`, each this machine recorded or `old_key`
+    signed for its savepoint, not signed by `signer` yet, so a summary `restore` took under the
+    old key still comes back under the new one."""
+    return [
+        (s, s.compact_summary)
+        for s in savepoints
+        if s.sequence <= up_to
+        and isinstance(s.compact_summary, str)
+        and line_vouched(s, old_key)
+        and (s.summary_written_here or summary_signed_by(s, s.compact_summary, old_key))
+        and not summary_signed_by(s, s.compact_summary, signer.public_key)
     ]
 
 
