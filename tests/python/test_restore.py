@@ -1050,7 +1050,7 @@ def _index_churned(project: Project, tmp_path: Path, replay_first: bool) -> None
         first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
         replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
         run_git(work, "reset", "-q", "--hard", replay)
-    [index] = [p for p in run_git(work, "ls-files", "logs/").split() if p.endswith(INDEX_COPY.split("/")[-1])]
+    [index] = [p for p in run_git(work, "ls-files", "logs/").split() if "precompact-savepoint.jsonl" in p]
     for n in range(101):
         run_git(work, "rm", "-q", index)
         run_git(work, *mate, "commit", "-q", "-m", f"gone {n}")
@@ -1075,7 +1075,9 @@ def test_a_rollback_hidden_behind_more_index_commits_than_the_walk_reads_is_stil
     document = json.loads(restored.stdout)
     assert restored.returncode == 1 and document["complete"] is False, restored.stdout
     assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
-    assert "and the 2 that added a snapshot file the index lacks" in document["walked"], document["walked"]
+    assert "and the 3 that added a snapshot file the index lacks, or its newest line's" in document["walked"], document[
+        "walked"
+    ]
     verify = precompact(clone, "verify", env=env)
     assert verify.returncode != 0 and "✓" not in verify.stdout.splitlines()[0], verify.stdout
 

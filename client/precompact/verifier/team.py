@@ -817,8 +817,8 @@ def _walk(
     skipped = (
         f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
     )
-    which = f"the {len(newest)} newest commit(s) of its history that changed the index copy" + (
-        f" and the {len(besides)} that added a snapshot file the index lacks" if besides else ""
+    which = f"the {len(newest)} commit(s) of its history that changed the index copy" + (
+        f" and the {len(besides)} that added a snapshot file the index lacks, or its newest line's" if besides else ""
     )
     if best is not None:
         return (
