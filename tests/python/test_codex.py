@@ -181,3 +181,14 @@ def test_doctor_asks_codex_whether_it_trusts_precompacts_hooks(tmp_path, codex_b
         config.write_text(config.read_text().replace(ours[0]["currentHash"], "sha256:" + "0" * 64))
         _, check = doctor()
         assert not check["ok"] and 'postToolUse ("modified")' in check["detail"], check
+
+        # review14a F2: a hook of ours Codex does not list (an event this Codex lacks) is one it
+        # never runs: no ✓ for the ones it does list.
+        config.write_text(config.read_text().replace("sha256:" + "0" * 64, ours[0]["currentHash"]))
+        hooks_file = setup.session.home / ".codex" / "hooks.json"
+        installed = json.loads(hooks_file.read_text())
+        installed["hooks"]["NoSuchEvent"] = installed["hooks"]["SessionStart"]
+        hooks_file.write_text(json.dumps(installed))
+        code, check = doctor()
+        assert code != 0 and not check["ok"], check
+        assert f"Codex does not load precompact's hooks for NoSuchEvent in {hooks_file}" in check["detail"], check

@@ -917,7 +917,8 @@ def test_a_line_deleted_from_the_middle_of_the_tips_index_is_walked_past_and_fai
 def test_a_savepoint_after_a_gap_no_copy_within_the_walk_fills_is_left_out_and_its_link_never_said_to_hold(
     project, tmp_path, monkeypatch
 ):
-    """review13a F2: with the walk cut to the tip alone, no copy holds savepoint 2. `resurrect`
+    """review13a F2: with the walk cut to the tip alone (and without the commits that added
+    snapshot files, which review14a F3 added to it), no copy holds savepoint 2. `resurrect`
     on a new machine reads savepoint 3 from the tip's index and FAILS its integrity (the index
     holds no savepoint 2, so its link was never checked: never "hash link … holds"), exit 1;
     `restore` writes savepoint 1 only, names 3 as left out after a gap and `restore --at COMMIT`
@@ -930,6 +931,8 @@ def test_a_savepoint_after_a_gap_no_copy_within_the_walk_fills_is_left_out_and_i
     tip = _remote_tip(project)
     clone, env = _second_machine(project, tmp_path)
     monkeypatch.setattr(team, "WALK", 1)
+    walk = team._walk
+    monkeypatch.setattr(team, "_walk", lambda *args, also=(), **named: walk(*args, **named))
     monkeypatch.chdir(clone)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -1034,3 +1037,100 @@ def test_a_savepoint_at_the_tip_after_a_gap_no_earlier_copy_reaches_is_named_lef
     assert document["foreign"].startswith(
         f"at {tip[:12]}, its index holds your savepoints 1, 3, 4 with savepoint 2 missing from the middle, an earlier copy in its history holds savepoints 1..3 unbroken: savepoint 2 was dropped by a later commit (a line deleted from the index, or a rollback); savepoint 4, at the tip only after the gap, is left out"
     ), document["foreign"]
+
+
+def _index_churned(project: Project, tmp_path: Path, replay_first: bool) -> None:
+    """review14a F3: anyone who can push (no force) puts commits on the branch: with
+    `replay_first`, one whose tree is savepoint 1's (a rollback); then 202 that each change the
+    index copy (removed, put back), more than the walk's WALK newest of them."""
+    work = tmp_path / "mate"
+    run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
+    mate = ("-c", "user.name=mate", "-c", "user.email=m@x")
+    if replay_first:
+        first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
+        replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
+        run_git(work, "reset", "-q", "--hard", replay)
+    [index] = [p for p in run_git(work, "ls-files", "logs/").split() if "precompact-savepoint.jsonl" in p]
+    for n in range(101):
+        run_git(work, "rm", "-q", index)
+        run_git(work, *mate, "commit", "-q", "-m", f"gone {n}")
+        run_git(work, "checkout", "HEAD~1", "--", index)
+        run_git(work, *mate, "commit", "-q", "-m", f"back {n}")
+    run_git(work, "push", "-q", "origin", project.branch)
+
+
+def test_a_rollback_hidden_behind_more_index_commits_than_the_walk_reads_is_still_found(project, tmp_path):
+    """review14a F3: a rollback to savepoint 1's tree, then 202 commits that delete and put back
+    the index copy. The walk also reads the commits that added the snapshot files the tip's index
+    does not name, which cannot be padded: a new machine's `status --remote` fails the tip and
+    names the walk back, `restore` brings back 1..3 (exit 1, not complete), never "✓ complete"
+    with savepoint 1 alone."""
+    pushed = _remote_tip(project)
+    _index_churned(project, tmp_path, replay_first=True)
+    clone, env = _second_machine(project, tmp_path)
+    listed = precompact(clone, "status", "--remote", env=env)
+    assert listed.returncode == 1 and "✓" not in listed.stdout, listed.stdout
+    assert f"`precompact restore` walks back for them, restoring from commit {pushed[:12]}" in listed.stdout
+    restored = precompact(clone, "restore", "--json", env=env)
+    document = json.loads(restored.stdout)
+    assert restored.returncode == 1 and document["complete"] is False, restored.stdout
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert "and the 3 that added a snapshot file the index lacks, or its newest line's" in document["walked"], document[
+        "walked"
+    ]
+    verify = precompact(clone, "verify", env=env)
+    assert verify.returncode != 0 and "✓" not in verify.stdout.splitlines()[0], verify.stdout
+
+
+def test_a_gap_behind_more_index_commits_than_the_walk_reads_is_filled_from_the_commit_that_added_the_newest(
+    project, tmp_path
+):
+    """review14a F3, its gap variant: savepoint 2's line and file deleted, then 202 commits that
+    churn the index copy. The commit that added the newest line's snapshot holds 1..3 unbroken:
+    `restore` brings them back from there (exit 1, not complete, the walk named)."""
+    pushed = _remote_tip(project)
+    _line_deleted(project, tmp_path, 2)
+    _index_churned(project, tmp_path, replay_first=False)
+    clone, env = _second_machine(project, tmp_path)
+    listed = precompact(clone, "status", "--remote", env=env)
+    assert listed.returncode == 1 and "savepoint 2 is missing" in listed.stdout, listed.stdout
+    assert f"restoring from commit {pushed[:12]}" in listed.stdout, listed.stdout
+    restored = precompact(clone, "restore", "--json", env=env)
+    document = json.loads(restored.stdout)
+    assert restored.returncode == 1 and document["complete"] is False, restored.stdout
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+
+
+def test_a_rollback_no_copy_within_the_walk_outruns_is_not_called_whole_and_names_where_to_read_on(
+    project, tmp_path, monkeypatch
+):
+    """review14a F3: with the walk cut to one commit and without the commits that added snapshot
+    files, no copy read holds a longer chain than the rolled-back tip: `status --remote` still
+    fails the tip (never ✓) naming `precompact restore --at` the next commit back, and `restore`
+    is not complete (exit 1)."""
+    from precompact.verifier import team
+
+    work = tmp_path / "mate"
+    run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
+    mate = ("-c", "user.name=mate", "-c", "user.email=m@x")
+    first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
+    replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
+    run_git(work, "push", "-q", "origin", f"{replay}:refs/heads/{project.branch}")
+    behind = run_git(work, "rev-parse", "HEAD").strip()  # the commit before the replay
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(team, "WALK", 1)
+    walk = team._walk
+    monkeypatch.setattr(team, "_walk", lambda *args, also=(), **named: walk(*args, **named))
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    listed = invoke("status", "--remote")
+    assert listed.exit_code == 1 and "✓" not in listed.output, listed.output
+    assert "added 2 snapshot file(s) its index does not name, and no copy of the index read holds a longer chain" in (
+        listed.output
+    ), listed.output
+    assert f"`precompact restore --at {behind[:12]}` reads on from there" in listed.output, listed.output
+    restored = invoke("restore", "--json")
+    assert restored.exit_code == 1, restored.output
+    document = json.loads(restored.output[restored.output.index("{") :])  # after the progress line
+    assert document["complete"] is False and [s["sequence"] for s in document["restored"]] == [1], restored.output

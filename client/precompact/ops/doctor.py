@@ -295,6 +295,24 @@ def _codex_trust(root: Path, home: Path) -> list[Check]:
                 fix,
             )
         ]
+    # Codex runs only the hooks it lists: one of ours it leaves out (an event this Codex does not
+    # have, a file it reads in part) is skipped as silently as an untrusted one.
+    seen = {(h.get("sourcePath"), str(h.get("eventName")).casefold()) for h in listed}
+    unlisted = [
+        f"{event} in {hooks_file}"
+        for hooks_file in files
+        for event in _ours(Path(hooks_file))
+        if (hooks_file, event.casefold()) not in seen
+    ]
+    if unlisted:
+        return [
+            Check(
+                name,
+                False,
+                f"Codex does not load precompact's hooks for {', '.join(unlisted)}: it runs none of them, silently (it lists {len(listed)} of ours)",
+                "update Codex (an older one lacks the event), then precompact install --agent codex again",
+            )
+        ]
     return [
         Check(
             name,

@@ -23,7 +23,7 @@ that no longer hashes to its line)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from precompact.boundary import quoting
@@ -160,9 +160,12 @@ def _judged(
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
 
 
-def _walks_back(rolled: tuple[str, str, str]) -> str:
-    """`status --remote`'s words for a tip `rollback` walks past: what it dropped, and the fix."""
-    source, dropped, _ = rolled
+def _walks_back(rolled: tuple[str | None, str, str]) -> str:
+    """`status --remote`'s words for a tip `rollback` walks past: what it dropped, and the fix
+    (where the walk found no copy to restore from, its own words name where to read on)."""
+    source, dropped, walked = rolled
+    if source is None:
+        return f"{dropped}; {walked}"
     return f"{dropped}: `precompact restore` walks back for them, restoring from commit {source[:12]}"
 
 
@@ -639,7 +642,7 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
         read, left_out = [], f"{e.why}, so the tip's index was left out"
     if left_out is None:
         return _rolled_back(repo, target, start, instance, keys, read) or OwnIndex(start, read)
-    source, walked, _ = _walk(repo, target, start, instance, keys)
+    source, walked, _, _ = _walk(repo, target, start, instance, keys)
     if source != start:
         return OwnIndex(source, index_at(repo, target, source), left_out, walked)
     if not read:
@@ -655,12 +658,14 @@ def _rolled_back(
     if found is None:
         return None
     source, dropped, walked = found
+    if source is None:  # no copy found to restore from: the tip's, said not to be whole
+        return OwnIndex(start, read, f"{dropped}, so what the tip's index lacks was not restored", walked)
     return OwnIndex(source, index_at(repo, target, source), f"{dropped}, so the tip's index was left out", walked)
 
 
 def rollback(
     repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
-) -> tuple[str, str, str] | None:
+) -> tuple[str | None, str, str] | None:
     """When the index at `start` (`read`) holds only your own lines but a shorter chain of your
     savepoints (`unbroken`: 1, 2, 3 … each there, signed and linking) than an earlier copy of
     its history: a commit on top whose tree is an earlier state of the branch (a `git revert`
@@ -668,7 +673,13 @@ def rollback(
     index lost a line from the middle. Then the commit holding the longest chain (`_walk`), what
     the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
     do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file the index at
-    `start` does not name (one `git log`; an intact branch names every one it added)."""
+    `start` does not name (one `git log`; an intact branch names every one it added). The walk
+    also reads the index at each commit that added a snapshot file the index at `start` does not
+    name, and at the one that added its newest line's (commits that change the index copy are
+    cheap to push by the hundred; those are not).
+    When even so no copy holds a longer chain, and the walk stopped before the history's end
+    (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
+    restore from was found, and the words say so and where to read on, never "no rollback"."""
     from precompact.remote import gitstore
 
     own = savepoint_log.of_instance(read, instance)
@@ -676,7 +687,9 @@ def rollback(
     # history added, is no rollback: decided without a signature checked (each costs more than
     # the `git log`; `restore` and `status --remote` check them where they read the lines).
     intact = _broken_chain(own) is None
-    if intact and not set(gitstore.commits_adding_snapshots(repo, start)) - {s.snapshot_file for s in read}:
+    added = gitstore.commits_adding_snapshots(repo, start)
+    unnamed = set(added) - {s.snapshot_file for s in read}
+    if intact and not unnamed:
         return None
     held = unbroken(own, keys)
     # Your lines after the chain's break (each signature checked once: those up to it were).
@@ -686,9 +699,25 @@ def rollback(
     # that holds another savepoint your key signed under a number of it is another chain of the
     # instance (two machines of it: `forked`, "two chains"), not a longer copy of this one.
     tips = {s.sequence: s.snapshot_hash for s in own if s.sequence <= held}
-    source, walked, longest = _walk(repo, target, start, instance, keys, agreeing_with=tips)
+    # The commits that added what the tip's index lacks, and the one that added its newest line's
+    # snapshot (after a line deleted from the middle, the copy written with it is whole).
+    newest = max(own, key=lambda s: s.sequence, default=None)
+    named_last = [newest.snapshot_file] if newest is not None and newest.snapshot_file in added else []
+    adding = list(dict.fromkeys(added[name] for name in [*sorted(unnamed), *named_last]))
+    source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
     if longest is None or longest <= held:
-        return None
+        if unread is None:
+            return None  # every copy read: none holds more of this chain than the tip
+        what = (
+            f"its history added {len(unnamed)} snapshot file(s) its index does not name"
+            if unnamed
+            else f"its index holds your {_sequences(sorted({s.sequence for s in own}))}, not 1, 2, 3 … each linking"
+        )
+        return (
+            None,
+            f"{what}, and no copy of the index read holds a longer chain of your savepoints",
+            f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there",
+        )
     # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
     # broken between lines it holds) every one after the break.
     dropped = [n for n in range(held + 1, longest + 1) if n not in yours] or list(range(held + 1, longest + 1))
@@ -739,8 +768,14 @@ def unbroken(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | No
 
 
 def _walk(
-    repo, target, start: str, instance: str, keys: dict[str, int | None], agreeing_with: dict[int, str] | None = None
-) -> tuple[str, str, int | None]:
+    repo,
+    target,
+    start: str,
+    instance: str,
+    keys: dict[str, int | None],
+    agreeing_with: dict[int, str] | None = None,
+    also: Sequence[str] = (),
+) -> tuple[str, str, int | None, str | None]:
     """The commit to restore from when the index at `start` holds a line of `instance` another
     key signed, is not a copy precompact writes, or holds a shorter chain of yours than an
     earlier copy (`rollback`), what to say of it, and how long a chain it holds: of the WALK
@@ -750,12 +785,16 @@ def _walk(
     with a line deleted from the middle counts only up to the gap, and copies of a prefix of
     yours, pushed later, lose to the longer index), the newest on a tie; `start` itself (and
     None) when none holds any. `agreeing_with` (sequence -> snapshot hash): only copies that hold
-    those savepoints as they are count."""
+    those savepoints as they are count. `also`: commits of `start`'s history read besides (those
+    that added a snapshot file the index at `start` lacks: `rollback`). The last value: the newest
+    commit that changed the index copy and was not read (None: the walk read them all)."""
     from precompact.remote import gitstore
 
     name = f"logs/{savepoint_log.INDEX_NAME}"
     commits = gitstore.commits_changing(repo, start, name, WALK + 1)
-    read, beyond = commits[:WALK], commits[WALK:]
+    newest, beyond = commits[:WALK], commits[WALK:]
+    besides = [c for c in also if c not in set(newest)]
+    read = [*newest, *besides]
     best: tuple[int, str] | None = None
     oversized: list[str] = []
     for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
@@ -778,14 +817,18 @@ def _walk(
     skipped = (
         f"; not read, over the size precompact writes: the index copy at {', '.join(oversized)}" if oversized else ""
     )
+    which = f"the {len(newest)} commit(s) of its history that changed the index copy" + (
+        f" and the {len(besides)} that added a snapshot file the index lacks, or its newest line's" if besides else ""
+    )
     if best is not None:
         return (
             best[1],
-            f"restored instead from commit {best[1][:12]}: of the {len(read)} commit(s) of its history that changed the index copy, the one whose index holds the most savepoints your key signed, unbroken from #1 (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
+            f"restored instead from commit {best[1][:12]}: of {which}, the one whose index holds the most savepoints your key signed, unbroken from #1 (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
             best[0],
+            beyond[0] if beyond else None,
         )
     if not read:
-        return start, f"no commit of its history holds {name}: not a precompact savepoint branch", None
+        return start, f"no commit of its history holds {name}: not a precompact savepoint branch", None, None
     more = (
         f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
         if beyond
@@ -793,6 +836,7 @@ def _walk(
     )
     return (
         start,
-        f"none of the {len(read)} commit(s) of its history that changed the index copy holds an index of your key's savepoints{more}{skipped}",
+        f"none of {which} holds an index of your key's savepoints{more}{skipped}",
         None,
+        beyond[0] if beyond else None,
     )
