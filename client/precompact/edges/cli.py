@@ -721,6 +721,7 @@ def status(only, remote, signers, as_json) -> None:
     clear = api.in_clear(loaded, savepoints)
     waiting = api.layers_wait(loaded)
     queued = api.queued_notice(loaded)
+    unreadable = api.unreadable_here_notice(loaded)
     if as_json:
         rows = [
             {
@@ -755,15 +756,15 @@ def status(only, remote, signers, as_json) -> None:
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
                 "queued": queued,
+                "unreadable_here": unreadable,
             }
         )
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
-    unreadable = api.unreadable_here_notice(loaded)
     if unreadable:
-        terminal.echo(unreadable)
+        terminal.echo(f"✗ {unreadable}")
     if queued:
         terminal.echo(queued)
     if waiting:
