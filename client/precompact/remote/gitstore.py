@@ -138,8 +138,10 @@ class GitStoreError(PrecompactError):
     reason, `RemoteBranch.reason`): outside text is quoted once, where it is shown."""
 
     def __init__(self, message: str, reason: str | None = None):
-        super().__init__(message if reason is None else f"{message}: {quoting.inline(reason)}")
-        self.unquoted = message if reason is None else f"{message}: {reason}"
+        super().__init__(
+            message if reason is None else f"{message}: {quoting.inline(reason)}",
+            unquoted=message if reason is None else f"{message}: {reason}",
+        )
 
 
 class Unopened(GitStoreError):
