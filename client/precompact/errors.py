@@ -8,7 +8,14 @@ from __future__ import annotations
 
 
 class PrecompactError(Exception):
-    """A failure the user can cause or fix, in one line naming the fix."""
+    """A failure the user can cause or fix, in one line naming the fix. Its message quotes the
+    outside words it carries (what a library, git or a remote said) once; `unquoted` is the same
+    failure with those words as they were said, for a field whose printers quote it whole (an
+    index line's reason, which `status` quotes): outside text is quoted once, where it is shown."""
+
+    def __init__(self, *args: object, unquoted: str | None = None):
+        super().__init__(*args)
+        self.unquoted = str(self) if unquoted is None else unquoted
 
 
 class NotVouched(PrecompactError):

@@ -2310,3 +2310,42 @@ def test_the_agent_file_rule_sees_each_way_around_its_reader():
     assert [int(line.split()[1].rstrip(":")) for line in handler] == [3, 5, 7]
     elsewhere = reads_an_agent_file_around_its_reader(sample, None)
     assert [int(line.split()[1].rstrip(":")) for line in elsewhere] == [5, 7]
+
+
+# --- The paths and names a Layer 2 error says are quoted -----------------------------------------
+# git.repository and git.remote (the configuration's), the identity's file, the object store's
+# directories and the names the index gives snapshot files are outside text: any of them may hold
+# a line break or a sentence. A GitStoreError (or one of its kinds) says them through quoting.path
+# (bare when plain), as every other line precompact prints does.
+GIT_ERRORS = {"GitStoreError", "Unopened", "Sealed", "NoIdentity", "Undecryptable", "Oversized"}
+GIT_ERROR_FIELDS = {"repository", "common_dir", "git_dir", "identity", "remote"}
+GIT_ERROR_VARIABLES = {"path", "name", "lock", "logs"}
+
+
+def git_error_paths_unquoted(tree: ast.Module) -> list[str]:
+    """Each path or name of GIT_ERROR_FIELDS / GIT_ERROR_VARIABLES a git store error's message
+    puts in an f-string outside quoting (`reason=`, quoted by the error itself, aside)."""
+    found: dict[ast.AST, str] = {}
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and _dotted(call.func).split(".")[-1] in GIT_ERRORS):
+            continue
+        for argument in [*call.args, *(k.value for k in call.keywords if k.arg != "reason")]:
+            for part in _made_text(argument):
+                read = next(_outside_reads(part, GIT_ERROR_FIELDS, GIT_ERROR_VARIABLES), None)
+                if read is not None:
+                    found.setdefault(read, f"line {read.lineno}: {ast.unparse(read)[:60]}")
+    return list(found.values())
+
+
+def test_the_paths_and_names_a_git_store_error_says_are_quoted():
+    assert not git_error_paths_unquoted(modules()["remote/gitstore.py"])
+
+
+def test_the_git_store_error_rule_sees_a_bare_path():
+    sample = ast.parse(
+        "def a(target, path):\n    raise GitStoreError(f'{path} is not a git repository')\n"
+        "def b(target):\n    raise GitStoreError(f'remote {target.remote} does not exist')\n"
+        "def quoted(target, path):\n"
+        "    raise GitStoreError(f'{quoting.path(path)} in {quoting.path(target.repository)}', reason=f'{path}')\n"
+    )
+    assert [line.split(":")[0] for line in git_error_paths_unquoted(sample)] == ["line 2", "line 4"]

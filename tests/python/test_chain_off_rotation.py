@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from support.commands import precompact
+from support.commands import precompact, run_git
 from support.projects import Project, new_project
 from test_restore import _saved, _second_machine
 
@@ -57,16 +57,21 @@ def test_trust_says_nothing_of_re_signing_when_the_keypair_did_not_change(tmp_pa
 
 
 def test_verify_after_the_rotation_names_the_flush_here_and_never_the_previous_key_as_yours(rotated):
+    """Every check holds (each line's signature by the previous key, this machine's tag on the
+    same line in logs/, the commits and bytes): what is left is the flush here that re-signs
+    them, so the branch is not verified yet (exit 4, queued), never FAILED."""
     project, old, new, _ = rotated
     for argv in (("verify",), ("status", "--remote")):
         done = precompact(project.path, *argv)
-        assert done.returncode == 1, done.stdout
-        assert f"signed by {old}, {FLUSH_HERE}" in done.stdout, done.stdout
+        assert done.returncode == 4 and "FAILED" not in done.stdout, done.stdout
+        assert f"queued: the lines of savepoints 1..3 on the branch are signed by {old}, {FLUSH_HERE}" in done.stdout
         assert f"run `precompact flush` here, which re-signs them with {new}" in done.stdout, done.stdout
         assert TRUST_OLD not in done.stdout and "init --force" not in done.stdout, done.stdout
         assert "puts your index back on top" not in done.stdout, done.stdout
     as_json = precompact(project.path, "verify", "--json")
-    assert as_json.returncode == 1 and FLUSH_HERE in as_json.stdout, as_json.stdout
+    verdict = json.loads(as_json.stdout)
+    assert as_json.returncode == 4 and verdict["verdict"]["status"] == "not verified", as_json.stdout
+    assert FLUSH_HERE in verdict["verdict"]["detail"] and verdict["findings"] == [], as_json.stdout
     # The step named ends it: flush re-signs and pushes the index, after which every check holds.
     flushed = precompact(project.path, "flush")
     assert flushed.returncode == 0 and "✓ Layer 2: up to date" in flushed.stdout, flushed.stdout
@@ -90,3 +95,21 @@ def test_a_new_machine_holding_only_the_new_key_is_told_to_flush_where_the_lines
     assert again.returncode == 0 and len(json.loads(again.stdout)["restored"]) == 3, again.stdout
     verify = precompact(clone, "verify", env=env)
     assert verify.returncode == 0 and verify.stdout.startswith("✓ 3 savepoint(s) verified"), verify.stdout
+
+
+def test_a_check_that_fails_beside_the_previous_keys_lines_is_failed_not_queued(rotated, tmp_path):
+    """The lines wait for the flush here, but the tip's last snapshot was rewritten by a commit
+    on top: that check failed, and the verdict is FAILED (exit 1), not "queued"."""
+    project, _, _, _ = rotated
+    work = tmp_path / "rewrite"
+    run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
+    last = max(run_git(work, "ls-files", "logs/precompact-saves/").split())
+    (work / last).write_bytes(b"rewritten")
+    mate = ("-c", "user.name=x", "-c", "user.email=x@x")
+    run_git(work, *mate, "commit", "-q", "-am", "rewrite the last snapshot")
+    run_git(work, "push", "-q", "origin", project.branch)
+    done = precompact(project.path, "verify")
+    assert done.returncode == 1 and done.stdout.startswith("✗ first broken link"), done.stdout
+    assert "queued: the lines" not in done.stdout, done.stdout
+    listed = precompact(project.path, "status", "--remote")
+    assert listed.returncode == 1 and "queued: the lines" not in listed.stdout, listed.stdout

@@ -374,9 +374,13 @@ def test_status_says_in_one_line_that_what_is_sealed_cannot_be_read_here_naming_
     assert line.startswith(f"✗ {identity} opens none of the recipients your savepoints are sealed to"), line
     assert "(another machine's, every copy on origin)" in line, line
     assert line.endswith("; fix: precompact key import FILE (the identity you backed up)"), line
+    # --json gives the same line (the text form's after its ✗), as `unreadable_here`.
+    as_json = precompact(encrypted.path, "status", "--json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["unreadable_here"] == line.removeprefix("✗ ")
 
     assert precompact(encrypted.path, "key", "import", str(backup)).returncode == 0
     assert "cannot be read or restored here" not in precompact(encrypted.path, "status").stdout
+    assert json.loads(precompact(encrypted.path, "status", "--json").stdout)["unreadable_here"] is None
 
 
 def test_init_whose_new_identity_cannot_read_the_branch_the_remote_holds_warns_naming_key_import(tmp_path):

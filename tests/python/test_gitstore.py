@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from precompact.boundary import git_exclude
+from precompact.boundary import git_exclude, quoting
 from precompact.local import savepoint_log, snapshot
 from precompact.local.snapshot import Session, Settings
 from precompact.remote import gitstore
@@ -122,9 +122,29 @@ def test_unknown_remote_and_non_repository_are_named(workspace, tmp_path):
     repo = gitstore.open_repository(target(project))
     savepoint(project)
     problems = synced(repo, target(project, remote="nowhere"), project / "logs")
-    assert problems == [f"remote 'nowhere' does not exist in {project}; add it or set git.remote"]
+    assert problems == [f"remote nowhere does not exist in {project}; add it or set git.remote"]
     with pytest.raises(gitstore.GitStoreError, match="is not a git repository"):
         gitstore.open_repository(target(tmp_path))
+
+
+def test_the_paths_and_names_a_layer_2_error_says_are_quoted_once(workspace, tmp_path):
+    """git.remote and git.repository are the configuration's: one holding a line break or an
+    escape is said as one quoted literal (quoting.path), never a line of its own; a plain one
+    bare, as before."""
+    project, _ = workspace
+    repo = gitstore.open_repository(target(project))
+    savepoint(project)
+    forged = "nowhere\n\x1b[2J✓ Layer 2: up to date"
+    problems = synced(repo, target(project, remote=forged), project / "logs")
+    assert problems == [f"remote {quoting.inline(forged)} does not exist in {project}; add it or set git.remote"]
+    odd = tmp_path / "not a\nrepository"
+    odd.mkdir()
+    with pytest.raises(gitstore.GitStoreError) as refused:
+        gitstore.open_repository(target(odd))
+    assert (
+        str(refused.value)
+        == f"{quoting.inline(str(odd))} is not a git repository; run `git init` there or set git.repository"
+    )
     with pytest.raises(gitstore.GitStoreError, match="does not exist"):
         gitstore.open_repository(target(tmp_path / "nope"))
 

@@ -637,7 +637,7 @@ def test_a_summary_instructions_and_a_failure_holding_a_token_are_redacted_every
     index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
     [summary] = [e["summary"] for e in index if e["event"] == "COMPACT_SUMMARY"]
     [reason] = [e["reason"] for e in index if e["event"] == "LAYER_2_FAILED"]
-    assert summary.startswith("We set GITHUB_TOKEN to [REDACTED:") and "remote 'x-[REDACTED:" in reason
+    assert summary.startswith("We set GITHUB_TOKEN to [REDACTED:") and "remote x-[REDACTED:" in reason
     assert TOKEN.encode() not in project_bytes(project)
     assert TOKEN.encode() not in all_git_bytes(project)
 

@@ -228,5 +228,10 @@ def test_a_value_an_rpc_endpoint_answers_stays_one_quoted_line_for_the_user_and_
 
         logged = worker_log(project.path, monkeypatch, capfd)
         assert quoted_after(the_line(logged, lead), lead) == said
+        # status quotes the index's reason whole: the endpoint's words inside it are as said,
+        # quoted once (by status), never a quote within the quote.
+        shown = precompact(project.path, "status").stdout
+        reason = quoted_after(the_line(shown, "last problem (layer_3): "), "last problem (layer_3): ")
+        assert f"(unusable account ({said})); check chain.cluster" in reason, shown
     finally:
         server.stop()

@@ -574,6 +574,9 @@ def test_a_committed_logs_the_user_stops_tracking_is_never_pushed_nor_saved_afte
     assert flushed.returncode == 1, flushed.stdout + flushed.stderr
     assert "✓ Layer 2" not in flushed.stdout
     assert "✗ Layer 2: " in flushed.stdout and "no root vouches for" in flushed.stdout
+    as_json = run(victim.path, "flush", "--json")
+    layer_2 = json.loads(as_json.stdout)["layer_2"]
+    assert as_json.returncode == 1 and layer_2["state"] == "failed" and "no root vouches for" in layer_2["problem"]
     assert run_git(victim.remote, "for-each-ref").strip() == "", "the foreign savepoint reached the user's remote"
 
     status = run(victim.path, "status")

@@ -17,6 +17,7 @@ import pytest
 from support import transcript_gen
 from support.commands import precompact, run_git
 from support.projects import Project, new_project
+from test_cli_contract import schema
 from test_restore import _remote_tip, _saved, _second_machine, _status
 
 TWO_CHAINS = "two chains of Trial #1"
@@ -141,6 +142,7 @@ def test_a_branch_merged_over_this_machines_savepoints_is_two_chains_with_the_st
     flushed = precompact(project.path, "flush")
     assert flushed.returncode == 1 and "✓ Layer 2" not in flushed.stdout, flushed.stdout
     _fixes(flushed.stdout + flushed.stderr)
+    _push_said_under_a_failed_layer(project, flushed.stdout)
     listed = precompact(project.path, "status", "--remote")
     assert listed.returncode == 1 and TWO_CHAINS in listed.stdout, listed.stdout
 
@@ -162,6 +164,18 @@ def test_a_branch_merged_over_this_machines_savepoints_is_two_chains_with_the_st
     clone3, env3 = _second_machine(project, third)
     done = precompact(clone3, "restore", "--json", env=env3)
     assert done.returncode == 0 and len(json.loads(done.stdout)["restored"]) == 5, done.stdout
+
+
+def _push_said_under_a_failed_layer(project: Project, said: str) -> None:
+    """flush's Layer 2 verdict on a branch that is not this project's own is failed, in text and
+    JSON alike: what the push did is said after the ✗, never as a ✓ or a state `done`."""
+    [verdict, push] = [line for line in said.splitlines() if "Layer 2" in line or "the push itself" in line]
+    assert verdict.startswith("✗ Layer 2: ") and push == "  (the push itself: nothing left queued to push)", said
+    as_json = precompact(project.path, "flush", "--json")
+    flushed = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and flushed["layer_2"]["state"] == "failed", as_json.stdout
+    assert flushed["layer_2"]["problem"] == flushed["foreign_branch"] and TWO_CHAINS in flushed["foreign_branch"]
+    schema("flush").validate(flushed)  # the state the schema names
 
 
 def test_a_rekey_racing_the_same_instance_on_another_machine_is_not_merged_over_its_savepoints(project, tmp_path):

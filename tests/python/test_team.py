@@ -721,7 +721,7 @@ def test_another_key_saving_under_your_instance_name_fails_flush_verify_status_r
         done = desktop.run(*command)
         assert done.returncode == 1 and said in done.stdout and "✓ own" not in done.stdout, (command, done.stdout)
     flushed = json.loads(desktop.run("flush", "--json").stdout)
-    assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "done"
+    assert said in flushed["foreign_branch"] and flushed["layer_2"]["state"] == "failed"
 
     # review7b F4: on a new machine, `restore` reads the branch's history back for your own index
     # and brings back every savepoint your key signed; it exits 1 naming the line it left out.

@@ -106,7 +106,7 @@ class Cluster:
                 raise ValueError(f"data encoded as {encoding}")
             return str(value["owner"]), base64.b64decode(encoded, validate=True)
         except (KeyError, TypeError, ValueError) as e:
-            raise self._malformed("getAccountInfo", f"unusable account ({quoting.inline(str(e))})") from None
+            raise self._malformed("getAccountInfo", "unusable account", reason=str(e)) from None
 
     def latest_blockhash(self) -> str:
         value = self._value("getLatestBlockhash", [{"commitment": COMMITMENT}])
@@ -160,10 +160,16 @@ class Cluster:
         repeat the URL it was given."""
         return endpoint.scrubbed(said, self._url)
 
-    def _malformed(self, method: str, what: str) -> RpcError:
-        return RpcError(
-            f"cluster {self.shown} answered {method} with something that is not a Solana JSON-RPC answer ({what}); check chain.cluster"
-        )
+    def _malformed(self, method: str, what: str, reason: str | None = None) -> RpcError:
+        """`what` was wrong with the answer, and `reason` what a library said of it: quoted in the
+        message, as said in `unquoted` (an index line's reason, quoted whole by its printers)."""
+
+        def said(detail: str) -> str:
+            return f"cluster {self.shown} answered {method} with something that is not a Solana JSON-RPC answer ({detail}); check chain.cluster"
+
+        if reason is None:
+            return RpcError(said(what))
+        return RpcError(said(f"{what} ({quoting.inline(reason)})"), unquoted=said(f"{what} ({reason})"))
 
 
 def _call_name(method: str) -> str:

@@ -89,8 +89,8 @@ def load_keypair(path: Path) -> Keypair:
             f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
         ) from None
     except (OSError, ValueError, RecursionError) as e:
-        raise KeypairError(
-            f"keypair {path} is unreadable or not JSON ({quoting.inline(str(e))}); point chain.keypair at a Solana CLI keypair file"
+        raise _unusable(
+            path, "is unreadable or not JSON", e, "; point chain.keypair at a Solana CLI keypair file"
         ) from None
     if not (
         isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)
@@ -99,7 +99,15 @@ def load_keypair(path: Path) -> Keypair:
     try:
         return Keypair.from_bytes(bytes(values))
     except ValueError as e:
-        raise KeypairError(f"keypair {path} is not a valid ed25519 keypair ({quoting.inline(str(e))})") from None
+        raise _unusable(path, "is not a valid ed25519 keypair", e) from None
+
+
+def _unusable(path: Path, what: str, error: Exception, fix: str = "") -> KeypairError:
+    """The keypair at `path` is `what`, and `error` what Python or a library said of it: quoted in
+    the message, as said in `unquoted` (an index line's reason, quoted whole by its printers)."""
+    return KeypairError(
+        f"keypair {path} {what} ({quoting.inline(str(error))}){fix}", unquoted=f"keypair {path} {what} ({error}){fix}"
+    )
 
 
 def instance_id(name: str) -> bytes:

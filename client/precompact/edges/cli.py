@@ -614,6 +614,8 @@ def flush(instance, drop, as_json) -> None:
 
 
 LAYER_DONE, LAYER_QUEUED, LAYER_OFF, LAYER_WAITING, LAYER_FAILED = "done", "queued", "off", "waiting", "failed"
+# What a push that left no problem did, said beside a failed Layer 2 verdict (not a ✓).
+PUSH_LEFT_NOTHING = "nothing left queued to push"
 
 
 def _report(loaded: configuration.Config, outcome) -> dict:
@@ -636,10 +638,12 @@ def _report(loaded: configuration.Config, outcome) -> dict:
             state, problem = LAYER_QUEUED, problems[0]
         elif layer == 2 and (outcome.unvouched or outcome.foreign_branch):
             # Savepoints in logs/ that are not the user's, left unpushed, or pushed onto a branch
-            # whose index is not this project's own: no ✓ for either.
+            # whose index is not this project's own: the layer's verdict is failed (exit 1), so
+            # what the push did is said after it, never as a ✓ of its own.
             said = outcome.unvouched or outcome.foreign_branch
             _say(f"✗ Layer {layer}: {said}")
-            state, problem = LAYER_DONE, said
+            _say(f"  (the push itself: {PUSH_LEFT_NOTHING})")
+            state, problem = LAYER_FAILED, said
         elif layer == 3 and outcome.layer_3_read is not None and outcome.layer_3_read.status != verdicts.VERIFIED:
             # Nothing to post, and the record read now does not hold what the index says: the
             # verifier's verdict, as `verify` gives it.
@@ -721,6 +725,7 @@ def status(only, remote, signers, as_json) -> None:
     clear = api.in_clear(loaded, savepoints)
     waiting = api.layers_wait(loaded)
     queued = api.queued_notice(loaded)
+    unreadable = api.unreadable_here_notice(loaded)
     if as_json:
         rows = [
             {
@@ -755,15 +760,15 @@ def status(only, remote, signers, as_json) -> None:
                 "unvouched": foreign_note,
                 "layers_wait": waiting,
                 "queued": queued,
+                "unreadable_here": unreadable,
             }
         )
         return
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)
-    unreadable = api.unreadable_here_notice(loaded)
     if unreadable:
-        terminal.echo(unreadable)
+        terminal.echo(f"✗ {unreadable}")
     if queued:
         terminal.echo(queued)
     if waiting:

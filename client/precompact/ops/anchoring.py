@@ -58,7 +58,7 @@ def post_pending(
     try:
         signer = key_of(program_id, keypair_path, authority, keypair_setting)
     except ChainError as e:
-        yield _failed(pending[0], str(e))
+        yield _failed(pending[0], e)
         return
     # A line the user's key signed is the user's own (restored from the remote): the chain may
     # confirm it; only one this machine wrote is ever posted.
@@ -101,7 +101,7 @@ def post_pending(
             signature, held = _post(client, signer, roots, savepoint, held, commit)
             yield _confirmed(savepoint, signature=signature, slot=held.slot, recovered=False, endpoint=client.shown)
     except (rpc.RpcError, ChainError) as e:
-        yield _failed(current, str(e))
+        yield _failed(current, e)
     except verdicts.Broken as e:
         yield _failed(current, f"the record read back is not trustworthy: {e}")
 
@@ -175,7 +175,7 @@ def key_of(program_id: str, keypair_path: Path, authority: str | None, setting: 
     try:
         signer = chain.load_keypair(keypair_path)
     except chain.KeypairError as e:
-        raise ChainError(str(e)) from None
+        raise ChainError(str(e), unquoted=e.unquoted) from None
     if authority is not None and str(signer.pubkey()) != authority:
         raise ChainError(
             f"keypair {keypair_path} ({setting}) is {signer.pubkey()}, not chain.authority {authority}; point {setting} at that key's file, or, if that key is lost, `precompact key rotate --recover` continues the lineage under a new key"
@@ -293,5 +293,13 @@ def _confirmed(
     return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_CONFIRMED, details)
 
 
-def _failed(savepoint, reason: str) -> savepoint_log.Outcome:
+def _failed(savepoint, reason: str | PrecompactError) -> savepoint_log.Outcome:
+    """Layer 3 failed for `savepoint`: precompact's own words, or an error whose message quotes
+    outside words once (said now) while the index keeps them as said (`unquoted`): `status`
+    quotes the index's reason whole, so it is quoted once there too."""
+    if isinstance(reason, PrecompactError):
+        said = str(reason)
+        return savepoint_log.Outcome(
+            savepoint, savepoint_log.Event.LAYER_3_FAILED, {"reason": reason.unquoted}, said=said
+        )
     return savepoint_log.Outcome(savepoint, savepoint_log.Event.LAYER_3_FAILED, {"reason": reason})

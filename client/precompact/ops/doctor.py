@@ -636,14 +636,15 @@ def _remote(loaded: configuration.Config) -> Check | None:
 
 
 def unreadable_here(loaded: configuration.Config) -> str | None:
-    """`status`'s one line when the age identity here opens none of what Layer 2 seals every copy
-    to (`_identity`'s check): the savepoints sealed to them, another machine's and every copy on
-    the remote, cannot be read or restored here; None when it opens one (or nothing is sealed)."""
+    """`status`'s one line (unmarked: the text form puts ✗ before it, `--json` gives it as
+    `unreadable_here`) when the age identity here opens none of what Layer 2 seals every copy to
+    (`_identity`'s check): the savepoints sealed to them, another machine's and every copy on the
+    remote, cannot be read or restored here; None when it opens one (or nothing is sealed)."""
     check = _identity(loaded)
     if check is None or check.ok:
         return None
     return (
-        f"✗ {check.detail}; the savepoints sealed to encryption.recipients (another machine's, every copy on "
+        f"{check.detail}; the savepoints sealed to encryption.recipients (another machine's, every copy on "
         f"{loaded.remote}) cannot be read or restored here; fix: {check.fix}"
     )
 

@@ -124,7 +124,7 @@ def _flushed(config: Config) -> FlushOutcome:
     # (Layer 1 saves after it, Layer 3 posts it), and with the git layer it travels to the remote.
     newly_signed = _sign_lines(config)
     if config.git_layer:
-        from precompact.verifier import signed, team
+        from precompact.verifier import signed, team, verdicts
 
         vouched = signed.vouching(config)
         keys = team.your_keys(config, signed.configured_key(config))
@@ -158,7 +158,11 @@ def _flushed(config: Config) -> FlushOutcome:
             )
             # Pushed before, not read back now: not up to date, and not a failed savepoint either.
             outcome.layer_2_problems.extend(unread)
-            outcome.foreign_branch = _foreign_branch(config, repo, target)
+            branch = _own_branch(config, repo, target)
+            if branch is not None and branch.status == verdicts.FAILED:
+                outcome.foreign_branch = branch.detail
+            elif branch is not None:  # not failed, not done yet: lines the next flush re-signs
+                outcome.layer_2_problems.append(branch.detail)
         if passed_over:
             from precompact.local import provenance
 
@@ -279,9 +283,11 @@ def _keypair_key(config: Config) -> str | None:
         return None
 
 
-def _foreign_branch(config: Config, repo, target) -> str | None:
-    """verifier.team's judgement of the instance's branch as the remote holds it now: a save
-    under this instance's name by another key replaces the tip's index, with nothing queued here."""
+def _own_branch(config: Config, repo, target) -> verdicts.Check | None:
+    """verifier.team's verdict on the instance's branch as the remote holds it now, when not
+    VERIFIED: FAILED when it is not this project's own (a save under this instance's name by
+    another key replaced the tip's index, two chains), NOT_VERIFIED while lines this machine
+    wrote are still its previous key's (None: neither, or not read)."""
     from precompact.remote import gitstore
     from precompact.verifier import signed, team
 

@@ -138,8 +138,10 @@ class GitStoreError(PrecompactError):
     reason, `RemoteBranch.reason`): outside text is quoted once, where it is shown."""
 
     def __init__(self, message: str, reason: str | None = None):
-        super().__init__(message if reason is None else f"{message}: {quoting.inline(reason)}")
-        self.unquoted = message if reason is None else f"{message}: {reason}"
+        super().__init__(
+            message if reason is None else f"{message}: {quoting.inline(reason)}",
+            unquoted=message if reason is None else f"{message}: {reason}",
+        )
 
 
 class Unopened(GitStoreError):
@@ -284,21 +286,26 @@ def open_repository(target: Target) -> git.Repo:
         raise GitStoreError(f"Layer 2 {waiting}")
     path = target.repository
     if not path.exists():
-        raise GitStoreError(f"git repository {path} does not exist; set git.repository in .precompact.toml")
+        raise GitStoreError(
+            f"git repository {quoting.path(path)} does not exist; set git.repository in .precompact.toml"
+        )
     common = git_env.common_directory(path)
     if common is None:
-        raise GitStoreError(f"{path} is not a git repository; run `git init` there or set git.repository")
+        raise GitStoreError(f"{quoting.path(path)} is not a git repository; run `git init` there or set git.repository")
     try:
         made = git_env.store(common, TRANSFER_TIMEOUT_SECONDS)
     except processes.TimeoutExpired as e:
         raise GitStoreError(
-            f"precompact's git directory for {path} cannot be made: git gave no answer within {e.timeout:g} s"
+            f"precompact's git directory for {quoting.path(path)} cannot be made: git gave no answer within {e.timeout:g} s"
         ) from None
     except OSError as e:
-        raise GitStoreError(f"precompact's git directory for {path} cannot be made: {quoting.os_error(e)}") from None
+        raise GitStoreError(
+            f"precompact's git directory for {quoting.path(path)} cannot be made: {quoting.os_error(e)}"
+        ) from None
     if not isinstance(made, Path):
         raise GitStoreError(
-            f"precompact's git directory for {path} cannot be made", reason=_said(made.stderr, made.returncode)
+            f"precompact's git directory for {quoting.path(path)} cannot be made",
+            reason=_said(made.stderr, made.returncode),
         )
     repo = _IsolatedRepo(made)
     repo.git.git_dir = repo.git_dir  # type: ignore[attr-defined]  # read by _IsolatedGit.execute
@@ -337,7 +344,7 @@ def _adopt_project_branches(repo: git.Repo, target: Target, common: Path) -> Non
         )
         if done.returncode != 0:
             raise GitStoreError(
-                f"the savepoint branches in {target.repository} could not be copied into precompact's git directory",
+                f"the savepoint branches in {quoting.path(target.repository)} could not be copied into precompact's git directory",
                 reason=refusal(done.stderr, done.returncode),
             )
         named = re.compile(rf"{re.escape(base)}(-[0-9a-f]{{{INSTANCE_ID_DIGITS}}})?")
@@ -416,7 +423,7 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
     name, sequence = savepoint.snapshot_file, savepoint.sequence
     if not logs_dir.is_snapshot_name(name, sequence):
         raise GitStoreError(
-            f"the index names {name!r} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
+            f"the index names {quoting.path(name)} as savepoint {sequence}'s snapshot, which is not a name precompact writes; not committed"
         )
     index_name = f"logs/{savepoint_log.INDEX_NAME}"
     sha256 = savepoint.snapshot_hash
@@ -505,14 +512,14 @@ def _stored_blob(
         found = hashlib.file_digest(f, "sha256").hexdigest() if sha256 is not None or keys.encrypting else None
         if sha256 is not None and found != sha256:
             raise GitStoreError(
-                f"{name} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
+                f"{quoting.path(name)} does not hash to the sha256 the index recorded for it; not committed (run `precompact verify`)"
             )
         f.seek(0)
         if not keys.encrypting:
             return name, repo.git.hash_object("-w", "--no-filters", "--stdin", istream=f)
         data = f.read()
     if hashlib.sha256(data).hexdigest() != found:
-        raise GitStoreError(f"{name} changed while it was being committed; not committed")
+        raise GitStoreError(f"{quoting.path(name)} changed while it was being committed; not committed")
     return sealed_path(name, naming_key), _sealed_blob(repo, data, found, keys)
 
 
@@ -601,7 +608,7 @@ def _naming_key(repo: git.Repo, target: Target, logs: Path) -> bytes:
         if key is not None and len(key) == remote_crypto.NAMING_KEY_BYTES:
             return key
         raise GitStoreError(
-            f"{logs / local} was not made on this machine (a key that came with the project could be known to whoever shipped it); remove it and precompact makes a new one"
+            f"{quoting.path(logs / local)} was not made on this machine (a key that came with the project could be known to whoever shipped it); remove it and precompact makes a new one"
         )
     key = remote_crypto.new_naming_key()
     logs_dir.write_atomic(logs, local, provenance.stamped(NAMING_KEY_PURPOSE, key))
@@ -671,10 +678,12 @@ def _opened(
         if keys.recipients and not remote_crypto.opened_recipients(identities, keys.recipients):
             # Not the copy's doing: this identity opens nothing your savepoints are sealed to.
             return NoIdentity(
-                f"{where} is encrypted and cannot be read here: {keys.identity} opens none of the recipients your savepoints are sealed to (encryption.recipients): copy yours there with `precompact key import FILE`",
+                f"{where} is encrypted and cannot be read here: {quoting.path(keys.identity)} opens none of the recipients your savepoints are sealed to (encryption.recipients): copy yours there with `precompact key import FILE`",
                 _hashes_to(repo, ciphertext, blob),
             )
-        return Sealed(f"{where} cannot be read with {keys.identity}: {e}", _hashes_to(repo, ciphertext, blob))
+        return Sealed(
+            f"{where} cannot be read with {quoting.path(keys.identity)}: {e}", _hashes_to(repo, ciphertext, blob)
+        )
     except remote_crypto.CryptoError as e:
         return Undecryptable(f"{where}: {e}", _hashes_to(repo, ciphertext, blob))
 
@@ -694,7 +703,7 @@ def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
         for blob in ids:
             header = process.stdout.readline().split()
             if len(header) != 3 or header[1] != b"blob":
-                raise GitStoreError(f"git cat-file could not read blob {blob} in {repo.common_dir}")
+                raise GitStoreError(f"git cat-file could not read blob {blob} in {quoting.path(repo.common_dir)}")
             data = process.stdout.read(int(header[2]))
             process.stdout.read(1)
             yield data
@@ -742,7 +751,7 @@ def _listed_chunks(logs: Path, name: str, sha256: str) -> list[chunks.Ref]:
         return chunks.refs(orjson.loads(data))
     except (orjson.JSONDecodeError, ValueError) as e:
         raise GitStoreError(
-            f"{name} lists no usable chunks ({quoting.inline(str(e))}); not committed (run `precompact verify`)"
+            f"{quoting.path(name)} lists no usable chunks ({quoting.inline(str(e))}); not committed (run `precompact verify`)"
         ) from None
 
 
@@ -920,7 +929,9 @@ def push(repo: git.Repo, target: Target, hidden: Callable[[], str | None] = lamb
     for attempt in range(RACE_RETRIES + 1):
         commit = _resolve(repo, target.ref)
         if commit is None:
-            raise GitStoreError(f"branch {target.branch} does not exist in {target.repository}; nothing to push")
+            raise GitStoreError(
+                f"branch {target.branch} does not exist in {quoting.path(target.repository)}; nothing to push"
+            )
         done = _transfer(
             repo,
             "push",
@@ -950,7 +961,9 @@ def push(repo: git.Repo, target: Target, hidden: Callable[[], str | None] = lamb
             if refused:
                 raise GitStoreError(refused)
             _merge_on_top(repo, target, commit, theirs)
-    raise GitStoreError(f"push to {target.remote} failed", reason=refusal(done.stdout + done.stderr, done.returncode))
+    raise GitStoreError(
+        f"push to {quoting.path(target.remote)} failed", reason=refusal(done.stdout + done.stderr, done.returncode)
+    )
 
 
 def _merge_on_top(repo: git.Repo, target: Target, ours: str, theirs: str) -> str:
@@ -995,7 +1008,8 @@ def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str
     listed = _transfer(repo, "ls-remote", url, f"reading {target.branch} on {target.remote}", *patterns)
     if listed.returncode != 0:
         raise GitStoreError(
-            f"reading {target.branch} on {target.remote} failed", reason=refusal(listed.stderr, listed.returncode)
+            f"reading {target.branch} on {quoting.path(target.remote)} failed",
+            reason=refusal(listed.stderr, listed.returncode),
         )
     found = {}
     for line in str(listed.stdout).splitlines():
@@ -1033,11 +1047,12 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching {target.branch} from {target.remote} failed", reason=refusal(done.stderr, done.returncode)
+            f"fetching {target.branch} from {quoting.path(target.remote)} failed",
+            reason=refusal(done.stderr, done.returncode),
         )
     tip = _resolve(repo, fetched)
     if tip is None:
-        raise GitStoreError(f"fetching {target.branch} from {target.remote} gave no commit")
+        raise GitStoreError(f"fetching {target.branch} from {quoting.path(target.remote)} gave no commit")
     _set_tracking_ref(repo, target, tip)
     return ref.removeprefix("refs/heads/")
 
@@ -1056,7 +1071,7 @@ def _set_tracking_ref(repo: git.Repo, target: Target, tip: str) -> None:
                 time.sleep(REF_RETRY_SECONDS)
     lock = Path(repo.common_dir) / f"{tracking}.lock"
     raise GitStoreError(
-        f"{tracking} stayed locked ({lock}); another precompact is fetching, or a killed one left the lock:"
+        f"{tracking} stayed locked ({quoting.path(lock)}); another precompact is fetching, or a killed one left the lock:"
         f" it is removed once {STALE_REF_LOCK_SECONDS} s old, try again then"
     )
 
@@ -1102,7 +1117,8 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
     )
     if done.returncode != 0:
         raise GitStoreError(
-            f"fetching the savepoint branches from {target.remote} failed", reason=refusal(done.stderr, done.returncode)
+            f"fetching the savepoint branches from {quoting.path(target.remote)} failed",
+            reason=refusal(done.stderr, done.returncode),
         )
     fetched = {}
     for branch in wanted:
@@ -1147,14 +1163,16 @@ def remote_url(target: Target) -> str:
         url = git_env.remote_url(target.repository, target.remote)
     except processes.TimeoutExpired as e:
         raise GitStoreError(
-            f"cannot read remote {target.remote!r}'s URL in {target.repository}: git gave no answer within {e.timeout:g} s"
+            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: git gave no answer within {e.timeout:g} s"
         ) from None
     except OSError as e:
         raise GitStoreError(
-            f"cannot read remote {target.remote!r}'s URL in {target.repository}: {quoting.os_error(e)}"
+            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: {quoting.os_error(e)}"
         ) from None
     if url is None:
-        raise GitStoreError(f"remote {target.remote!r} does not exist in {target.repository}; add it or set git.remote")
+        raise GitStoreError(
+            f"remote {quoting.path(target.remote)} does not exist in {quoting.path(target.repository)}; add it or set git.remote"
+        )
     return url
 
 
@@ -1267,7 +1285,9 @@ def blobs_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[tuple[str, i
             "--batch-check=%(objectname) %(objecttype) %(objectsize)", istream=names
         ).splitlines()
     if len(answer) != len(askable):
-        raise GitStoreError(f"git cat-file gave {len(answer)} answers to {len(askable)} questions in {repo.git_dir}")
+        raise GitStoreError(
+            f"git cat-file gave {len(answer)} answers to {len(askable)} questions in {quoting.path(repo.git_dir)}"
+        )
     for i, line in zip(askable, answer):
         fields = line.split(" ")
         if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
@@ -1352,7 +1372,9 @@ def _located(
             sources.append((clear[0], None, clear[1]))
         else:
             key = naming_keys.get(commit) if path.startswith(CHUNKS_DIR) else None
-            absent = GitStoreError(f"commit {commit[:12]} or {path} in it is not in {repo.common_dir}")
+            absent = GitStoreError(
+                f"commit {commit[:12]} or {quoting.path(path)} in it is not in {quoting.path(repo.common_dir)}"
+            )
             sources.append(key if isinstance(key, GitStoreError) else absent)
     return sources
 

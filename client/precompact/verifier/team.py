@@ -157,6 +157,11 @@ def _judged(
     if unvouched is not None:
         detail = f"{len(savepoints)} savepoint(s), linked, the last one's snapshot checked; but {unvouched}"
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, detail), **found)
+    # Your own lines this machine signed before chain.keypair changed: every check held, and the
+    # flush here that re-signs them is what is left to do.
+    resign = previous_key(savepoints, keys, pushed) if owner[0] == own_instance else None
+    if resign is not None:
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, f"{detail}; but {resign}"), **found)
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
 
 
@@ -208,7 +213,7 @@ def another_key(
     """`foreign_line`, and what it means, in the words `verify`, `flush`, `status --remote` and
     `restore` give. Lines this machine wrote and signed with the key it had before chain.keypair
     changed (`written`: logs/'s savepoints of the instance) are its previous key's
-    (`previous_key`), whose fix is a flush here. When every signed line of the instance is one
+    (`previous_key`): no other key's, so None here (the flush here re-signs them). When every signed line of the instance is one
     other key's and logs/ cannot say whose, it is most likely the user's own: the key they
     rotated from (with the chain off, a new chain.keypair and `precompact trust`: the machine
     that wrote the lines re-signs them at its next flush), or their key on another machine
@@ -218,11 +223,10 @@ def another_key(
     key saved under the name, which the next push of yours covers (pushing over your other
     machine's lineage would fork it)."""
     foreign = foreign_line(savepoints, keys)
-    if foreign is None:
+    if foreign is None or previous_key(savepoints, keys, written):
+        # This machine's own lines under its previous key fail no check: they wait for the flush
+        # here that re-signs them (`previous_key`, which its callers say as not verified yet).
         return None
-    previous = previous_key(savepoints, keys, written)
-    if previous:
-        return previous
     signers = {s.signer for savepoint in savepoints for s in savepoint.signatures}
     if len(signers) == 1 and not signers & keys.keys():
         [other] = signers
@@ -270,7 +274,7 @@ def previous_key(
     if not unsigned:
         return None
     return (
-        f"the lines of {_sequences([s.sequence for s in unsigned])} on the branch are signed by {', '.join(sorted(olds))}, "
+        f"queued: the lines of {_sequences([s.sequence for s in unsigned])} on the branch are signed by {', '.join(sorted(olds))}, "
         f"the key this machine signed them with before chain.keypair changed (logs/ holds them as written here), "
         f"not this project's key {mine}: run `precompact flush` here, which re-signs them with {mine} and pushes the index"
     )
@@ -350,15 +354,17 @@ def readable_here(copy: object) -> bool:
 
 def own_branch_problem(
     repo, target, instance: str, keys: dict[str, int | None], pushed: list[savepoint_log.Savepoint]
-) -> str | None:
-    """What is wrong with the index at the tip of this project's instance branch as last
-    fetched from the remote (the caller fetches it): a copy that is not a readable index
-    (absent, encrypted to identities not here or not decrypting, over the size precompact
-    writes, a line that does not parse: `parsed_copy`), a line another key signed
-    (`another_key`), or savepoints of `pushed` (logs/'s, as it records them pushed) that the tip
-    dropped or holds altered (`tip_problem`); the words `status --remote` gives, and the fix.
-    None when none is, or when no identity here can try an encrypted copy (the git verdicts say
-    why)."""
+) -> verdicts.Check | None:
+    """The verdict on the index at the tip of this project's instance branch as last fetched
+    from the remote (the caller fetches it), when it is not VERIFIED: FAILED for a copy that is
+    not a readable index (absent, encrypted to identities not here or not decrypting, over the
+    size precompact writes, a line that does not parse: `parsed_copy`), a line another key
+    signed (`another_key`), two chains (`forked`), or savepoints of `pushed` (logs/'s, as it
+    records them pushed) that the tip dropped or holds altered (`tip_problem`); NOT_VERIFIED when
+    no check fails but lines this machine wrote are still signed by its previous key
+    (`previous_key`: queued for the flush here that re-signs them). In the words `status
+    --remote` gives, with the fix. None when none is, or when no identity here can try an
+    encrypted copy (the git verdicts say why)."""
     from precompact.remote import gitstore
 
     tip = gitstore.remote_tip(repo, target)
@@ -367,19 +373,24 @@ def own_branch_problem(
     [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
     if not readable_here(copy):
         return None
+    where = f"branch {target.branch} at {tip[:12]}"
     read = parsed_copy(copy)
     if isinstance(read, str):
         problem: str | None = read
     else:
         at_tip = savepoint_log.of_instance(read.savepoints, instance)
-        # These two name their own fix: the next savepoint's push would not end them.
-        own_fix = previous_key(at_tip, keys, pushed) or forked(at_tip, pushed, keys)
-        if own_fix:
-            return f"branch {target.branch} at {tip[:12]}: {own_fix}"
+        two_chains = forked(at_tip, pushed, keys)
+        if two_chains:  # names its own fix: the next savepoint's push would not end it
+            return verdicts.Check(verdicts.FAILED, f"{where}: {two_chains}")
         problem = another_key(at_tip, keys, pushed) or tip_problem(repo, target, tip, at_tip, pushed, keys)
+        resign = None if problem else previous_key(at_tip, keys, pushed)
+        if resign:
+            return verdicts.Check(verdicts.NOT_VERIFIED, f"{where}: {resign}")
     if not problem:
         return None
-    return f"branch {target.branch} at {tip[:12]}: {problem} (your next savepoint's push puts your index back on top)"
+    return verdicts.Check(
+        verdicts.FAILED, f"{where}: {problem} (your next savepoint's push puts your index back on top)"
+    )
 
 
 def tip_problem(

@@ -60,6 +60,9 @@ class Report:
     nothing_held: verdicts.Check | None = None
     # The savepoints hooks queued (the index busy) that logs/ does not hold yet, said (None: none).
     queued: str | None = None
+    # The lines of this project's branch still signed by this machine's previous key, every check
+    # holding, queued for the flush here that re-signs them, said (None: none).
+    resign: str | None = None
     # The savepoint each instance's on-chain record holds, as read and verified in this run
     # (signature, authority, instance, address): `verify --ledger` holds the history to it.
     records: dict[str, int] = field(default_factory=dict)
@@ -89,9 +92,10 @@ class Report:
     @property
     def lacking_said(self) -> str | None:
         """What to say of the savepoints the remote or the chain holds that logs/ lacks, and of
-        those still queued here, not written yet (None: it lacks none)."""
+        those still queued here, not written yet or not re-signed yet (None: it lacks none)."""
         said = [self.lacking.notice] if self.lacking.notice else []
-        return "; ".join([*said, *self.chain_ahead, *([self.queued] if self.queued else [])]) or None
+        queued = [said for said in (self.queued, self.resign) if said]
+        return "; ".join([*said, *self.chain_ahead, *queued]) or None
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,11 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
         keys = team.your_keys(config, run.signer)
         pushed = savepoint_log.of_instance(folded, config.instance)
-        foreign = team.own_branch_problem(remote.repo, remote.target, config.instance, keys, pushed)
-        if foreign:
-            report.findings.append(Finding(None, "layer 2", foreign, config.instance))
+        branch = team.own_branch_problem(remote.repo, remote.target, config.instance, keys, pushed)
+        if branch is not None and branch.status == verdicts.FAILED:
+            report.findings.append(Finding(None, "layer 2", branch.detail, config.instance))
+        elif branch is not None:
+            report.resign = branch.detail
     return report
 
 
