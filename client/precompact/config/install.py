@@ -287,7 +287,7 @@ def program() -> Program:
     must stay one (resolved, it is a Python without precompact). This Python when the script
     names none."""
     entry = entry_point()
-    interpreter = _interpreter_of(entry) or Path(sys.executable)
+    interpreter = interpreter_of(entry) or Path(sys.executable)
     if not (interpreter.is_absolute() and interpreter.is_file() and os.access(interpreter, os.X_OK)):
         raise NotInstalled(
             f"cannot tell which Python runs {entry} ({interpreter}); run `precompact install` from an installed precompact"
@@ -300,7 +300,7 @@ def program() -> Program:
 _SHELL_EXEC = re.compile(r"""^'''exec' (.+) "\$0" "\$@"$""")
 
 
-def _interpreter_of(script: Path) -> Path | None:
+def interpreter_of(script: Path) -> Path | None:
     """The Python the installer's `script` starts by its first lines; None when they name none."""
     try:
         with script.open("rb") as f:
