@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -628,6 +629,28 @@ def test_opencode_gets_precompacts_plugin_running_this_precompact_and_uninstall_
     removed = invoke("uninstall", "--agent", "opencode")
     assert removed.exit_code == 0 and not plugin.exists(), removed.output
     assert "nothing changed" in invoke("uninstall", "--agent", "opencode").output
+
+
+def test_an_older_opencode_plugin_is_named_as_precompacts_and_replaced_by_install(project, monkeypatch):
+    """An older template of the plugin (one that says nothing when precompact cannot start) is
+    precompact's own older form, with the install that replaces it, never "not ours"."""
+    current = installer.opencode_plugin(installed_command())
+    older = current.replace(
+        "// precompact's plugin for OpenCode, written by", "// precompact's plugin for OpenCode (older), by", 1
+    )
+    template = older.replace(json.dumps(installed_command()), '"__PRECOMPACT__"', 1)
+    monkeypatch.setattr(installer, "_OLDER_OPENCODE_TEMPLATES", {hashlib.sha256(template.encode()).hexdigest()})
+    plugin = opencode_plugin(project)
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(older)
+    with pytest.raises(installer.OlderPlugin, match="an older form of precompact's plugin: it says nothing when"):
+        installer.opencode_command(plugin)
+    plugin.write_text(older + "// a line added\n")
+    with pytest.raises(installer.NotOurPlugin, match="is not the plugin precompact writes"):
+        installer.opencode_command(plugin)
+    plugin.write_text(older)
+    assert invoke("install", "--agent", "opencode").exit_code == 0
+    assert plugin.read_text() == current and installer.opencode_command(plugin) == installed_command()
 
 
 def test_a_file_in_opencodes_plugin_place_that_is_not_ours_is_never_overwritten_or_removed(project):

@@ -10,6 +10,7 @@ empty is removed, not left as `{}`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -68,6 +69,10 @@ OPENCODE_PLUGIN = "precompact.js"
 _OPENCODE_TEMPLATE = Path(__file__).with_name("opencode_plugin.js")
 _OPENCODE_MARK = "// precompact's plugin for OpenCode"
 _OPENCODE_COMMAND = re.compile(r"^const PRECOMPACT = (.*);$", re.MULTILINE)
+# The SHA-256 of the plugin's template as older versions wrote it (the command line left as its
+# placeholder): a file that is one of them, for a command line, is precompact's older plugin, which
+# says nothing when precompact cannot start (review14b F10), and `install` replaces it.
+_OLDER_OPENCODE_TEMPLATES = {"11721c1fe2a002572e1f38d1ffb8dde4e5d4a6d65bc94dfab006cb52ca3f8d56"}
 
 
 class InstallError(PrecompactError):
@@ -186,11 +191,14 @@ def opencode_command(path: Path) -> list[str] | None:
             f"{path} is an older form of precompact's plugin: it starts {command} by its own `#!` line, which reads "
             "the PYTHONPATH OpenCode's environment may hold"
         )
-    if (
-        not isinstance(command, list)
-        or not all(isinstance(word, str) for word in command)
-        or text != opencode_plugin(command)
-    ):
+    if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
+        raise NotOurPlugin(f"{path} is not the plugin precompact writes")
+    if text != opencode_plugin(command):
+        template = text.replace(f"const PRECOMPACT = {json.dumps(command)};", 'const PRECOMPACT = "__PRECOMPACT__";', 1)
+        if hashlib.sha256(template.encode("utf-8")).hexdigest() in _OLDER_OPENCODE_TEMPLATES:
+            raise OlderPlugin(
+                f"{path} is an older form of precompact's plugin: it says nothing when precompact cannot start"
+            )
         raise NotOurPlugin(f"{path} is not the plugin precompact writes")
     return command
 
