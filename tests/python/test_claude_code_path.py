@@ -74,8 +74,9 @@ def test_hooks_installed_from_an_active_venv_run_when_claude_starts_without_it(p
 
 
 def test_a_hook_that_cannot_start_says_so_in_the_session_and_doctor_names_the_fix(project, tmp_path, claude_binary):
-    """precompact installed, then moved away (a venv deleted or rebuilt elsewhere): the user sees
-    it at the next session start, not only in a debug log."""
+    """precompact installed, then its script removed with its Python kept (`pip uninstall`, a
+    venv rebuilt without it: Python exits 2, Claude Code's "block"): every prompt still reaches
+    the model, and the user sees why nothing is saved, not only in a debug log."""
     home = tmp_path / "home"
     home.mkdir()
     moved = tmp_path / "old-venv" / "bin" / "precompact"
@@ -95,17 +96,20 @@ def test_a_hook_that_cannot_start_says_so_in_the_session_and_doctor_names_the_fi
         session = Session(claude_binary, home, project.path, mock, env={"PATH": AGENT_PATH})
         session_id = session.run("Start the parser.")["session_id"]
         session.run("Keep going.", resume=session_id)
+        asked = [messages_text(r) for r in mock.requests if r["body"]]
+        for prompt in ("Start the parser.", "Keep going."):
+            assert any(prompt in text for text in asked), f"{prompt!r} reached the model: no hook blocked it"
         shown = [
             entry["attachment"]["content"]
             for entry in session.transcript(session_id)
             if entry.get("type") == "attachment" and entry["attachment"].get("type") == "hook_system_message"
         ]
-        assert shown == [
-            f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being saved; run `precompact install` again with the precompact you use"
-        ], "SessionStart(resume) showed the user one line"
-        assert all("could not start" not in messages_text(r) for r in mock.requests if r["body"]), (
-            "a message for the user, not the model"
+        told = (
+            f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being "
+            "saved; run `precompact install --scope user` with the precompact you use"
         )
+        assert shown and set(shown) == {told}, "the user is told, at SessionStart(resume) and with each prompt"
+        assert all("could not start" not in text for text in asked), "a message for the user, not the model"
     assert doctor_line(home, project.path, "claude hook command") == (
         f'✗ claude hook command: {home / ".claude" / "settings.json"} runs "{moved}", which does not exist (moved or removed); '
         "fix: precompact install --scope user"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,33 @@ def test_doctor_asks_codex_whether_it_trusts_precompacts_hooks(tmp_path, codex_b
         code, check = doctor()
         assert code != 0 and not check["ok"], check
         assert f"Codex does not load precompact's hooks for NoSuchEvent in {hooks_file}" in check["detail"], check
+
+
+def test_a_precompact_whose_script_is_gone_never_blocks_codexs_prompt(tmp_path, codex_binary):
+    """review14b F4: `install --agent codex`, then precompact's script removed with its Python kept
+    (`pip uninstall`: Python exits 2, Codex's "block"): the prompt still reaches the model."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    moved = tmp_path / "old-venv" / "bin" / "precompact"
+    moved.parent.mkdir(parents=True)
+    moved.write_bytes(Path(commands.PRECOMPACT).read_bytes())
+    moved.chmod(0o755)
+    with codex_cli.MockResponses(codex_cli.Script()) as mock:
+        session = codex_cli.Session(codex_binary, home, project.path, mock)
+        session.configure()
+        installed = subprocess.run(
+            [str(moved), "install", "--agent", "codex", "--scope", "user"],
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(home), "CODEX_HOME": str(session.codex_home)},
+            check=False,
+        )
+        assert installed.returncode == 0, installed.stderr
+        moved.unlink()
+        session.run("Start the parser.")
+        assert any("Start the parser." in json.dumps(r.get("body")) for r in mock.requests), (
+            "the prompt reached the model: no hook blocked it"
+        )
+        assert not any("could not start" in json.dumps(r.get("body")) for r in mock.requests), "the user's line only"

@@ -16,7 +16,7 @@ from precompact.config import install as installer
 from precompact.config import settings as configuration
 from precompact.recall import fulltext
 from precompact.transcript import agents, codex, conversation
-from support.commands import PRECOMPACT, installed_command, invoke, precompact, wait_until
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, installed_command, invoke, precompact, wait_until
 from support.projects import new_project
 
 SESSION = "01a2355d-d3df-7661-851d-76b764947144"
@@ -191,10 +191,16 @@ def test_install_for_codex_writes_its_hooks_json_once_and_uninstall_leaves_no_li
     assert result.exit_code == 0 and str(hooks_file) in result.output
     assert "/hooks" in result.output, "Codex skips hooks nobody trusted: the user is told"
     command = shlex.join(installed_command("hook", "--agent", "codex"))
-    assert ours(hooks_file) == {
-        event: [command]
+    written = ours(hooks_file)
+    assert written == {
+        event: [
+            installer.hook_command(
+                installer.Program(Path(INSTALLED_PYTHON), Path(PRECOMPACT).resolve()), "codex", event, "user"
+            )
+        ]
         for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse")
     }
+    assert all(c.startswith(f"{command} || ") for [c] in written.values()), "never exit 2, Codex's block"
     assert "already installed" in invoke("install", "--agent", "codex", "--scope", "user").output
     assert not (home / ".claude").exists(), "Claude Code's settings are not touched"
     assert invoke("uninstall", "--agent", "codex", "--scope", "user").exit_code == 0

@@ -5,11 +5,15 @@ PreCompress hook saves it through the three layers, and the next prompt carries 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from support import gemini_cli
 from support.claude_code import wait_for_worker
+from support.commands import PRECOMPACT
 from support.gemini_cli import is_compression, main_requests
 from support.projects import new_project, trust
 
@@ -200,3 +204,34 @@ def test_what_the_repository_has_gemini_send_as_a_user_message_is_never_the_user
         assert not any(w in dropped.stdout for w in ("curl", "delete tests", "shell-output")), dropped.stdout
         typed = setup.precompact("recall", "summarise", "--role", "user")
         assert "> summarise @README.md" in typed.stdout, typed.stdout
+
+
+def test_a_precompact_whose_script_is_gone_never_blocks_geminis_turn(tmp_path, gemini_binary):
+    """review14b F4: `install --agent gemini`, then precompact's script removed with its Python
+    kept (`pip uninstall`: Python exits 2, Gemini's "block"): the prompt still reaches the model."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    moved = tmp_path / "old-venv" / "bin" / "precompact"
+    moved.parent.mkdir(parents=True)
+    moved.write_bytes(Path(PRECOMPACT).read_bytes())
+    moved.chmod(0o755)
+    with gemini_cli.MockGemini(gemini_cli.Script()) as mock:
+        session = gemini_cli.Session(gemini_binary, home, project.path, mock)
+        session.configure()
+        installed = subprocess.run(
+            [str(moved), "install", "--agent", "gemini", "--scope", "user"],
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(home)},
+            check=False,
+        )
+        assert installed.returncode == 0, installed.stderr
+        moved.unlink()
+        said = session.run("Start the parser.")
+        assert "blocked" not in json.dumps(said), said
+        assert any("Start the parser." in json.dumps(r.get("body")) for r in mock.requests), (
+            "the prompt reached the model: no hook blocked it"
+        )
+        assert not any("could not start" in json.dumps(r.get("body")) for r in mock.requests), "the user's line only"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -84,24 +85,26 @@ def test_install_into_a_new_file_then_again_changes_nothing(project):
         "PostToolUse": [(None, 10)],
     }
     commands = {event: h["command"] for event, groups in settings["hooks"].items() for g in groups for h in g["hooks"]}
-    assert {event: command for event, command in commands.items() if event != "SessionStart"} == {
-        "PreCompact": f"{RUN} hook",
-        "PostCompact": f"{RUN} hook",
-        "SessionEnd": f"{RUN} hook",
-        "UserPromptSubmit": f"{RUN} hook",
-        "PostToolUse": f"{RUN} hook",
-    }, "by absolute path: nothing depends on the PATH Claude Code starts with"
-    assert commands["SessionStart"].startswith(f"{RUN} hook || "), "with the fallback that says it cannot start"
+    assert {
+        event: command for event, command in commands.items() if event not in ("SessionStart", "UserPromptSubmit")
+    } == {
+        "PreCompact": f"{RUN} hook || exit 0",
+        "PostCompact": f"{RUN} hook || exit 0",
+        "SessionEnd": f"{RUN} hook || exit 0",
+        "PostToolUse": f"{RUN} hook || exit 0",
+    }, "by absolute path: nothing depends on the PATH Claude Code starts with; never exit 2, its block"
+    for says in ("SessionStart", "UserPromptSubmit"):
+        assert commands[says].startswith(f"{RUN} hook || "), "with the fallback that says it cannot start"
     before = settings_file(project).read_bytes()
     again = invoke("install")
     assert again.exit_code == 0 and "already installed" in again.output
     assert settings_file(project).read_bytes() == before
 
 
-def sh(command: str, stdin: str, cwd: Path) -> subprocess.CompletedProcess:
-    """`command` as Claude Code 2.1.332 runs a hook's: /bin/sh -c, with the agent's PATH."""
+def sh(command: str, stdin: str, cwd: Path, shell: str = "/bin/sh") -> subprocess.CompletedProcess:
+    """`command` as an agent runs a hook's (Claude Code 2.1.332: /bin/sh -c), with the agent's PATH."""
     return subprocess.run(
-        ["/bin/sh", "-c", command],
+        [shell, "-c", command],
         input=stdin,
         capture_output=True,
         text=True,
@@ -120,13 +123,40 @@ def test_the_installed_command_runs_the_hook_with_a_path_that_lacks_precompact(p
     assert result.stdout == "", "the fallback stays quiet when precompact started"
 
 
-def test_when_the_installed_precompact_cannot_start_session_start_tells_the_user(project):
-    moved = project / "bin" / "precompact"
-    moved.parent.mkdir()
-    moved.write_bytes(Path(PRECOMPACT).read_bytes())
-    moved.chmod(0o755)
+# How precompact cannot start once installed: its script gone (`pip uninstall`, a venv rebuilt
+# without it: Python exits 2, the agents' "block"), its Python gone (the shell's 127) or not
+# executable (126).
+CANNOT_START = ("script removed", "Python removed", "Python not executable")
+# What each agent runs a hook's command with: Claude Code 2.1.332 /bin/sh -c, Codex 0.171.0
+# /bin/bash -c, Gemini 0.61.0 its shell (bash where there is one).
+SHELLS = {"claude": ("/bin/sh",), "codex": ("/bin/bash",), "gemini": ("/bin/sh", "/bin/bash")}
+
+
+def a_precompact_of_its_own(folder: Path) -> tuple[Path, Path]:
+    """This precompact's console script and a virtual environment's Python, in `folder`, so that
+    a test can remove either: the environment's `bin/python3` is a link to this one's (what a
+    venv's is), its `lib` this one's site-packages."""
+    venv = folder / "venv"
+    (venv / "bin").mkdir(parents=True)
+    here = Path(INSTALLED_PYTHON).parent.parent
+    (venv / "pyvenv.cfg").write_bytes((here / "pyvenv.cfg").read_bytes())
+    (venv / "lib").symlink_to(here / "lib")
+    python = venv / "bin" / "python3"
+    python.symlink_to(INSTALLED_PYTHON)
+    script = venv / "bin" / "precompact"
+    script.write_text(f"#!{python}\n" + Path(PRECOMPACT).read_text().split("\n", 1)[1])
+    script.chmod(0o755)
+    return python, script
+
+
+@pytest.mark.parametrize("broken", CANNOT_START)
+@pytest.mark.parametrize("agent", ("claude", "codex", "gemini"))
+def test_no_installed_hook_command_blocks_the_agent_when_precompact_cannot_start(project, agent, broken, monkeypatch):
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    python, script = a_precompact_of_its_own(project.parent)
     installed = subprocess.run(
-        [str(moved), "install"],
+        [str(script), "install", "--agent", agent, "--scope", "user"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -134,38 +164,48 @@ def test_when_the_installed_precompact_cannot_start_session_start_tells_the_user
         check=False,
     )
     assert installed.returncode == 0, installed.stderr
-    assert f"running {moved}" in installed.stdout
-    hooks = json.loads(settings_file(project).read_text())["hooks"]
-    moved.unlink()
-    event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(project)})
-    said = sh(hooks["SessionStart"][0]["hooks"][0]["command"], event, project)
-    assert said.returncode == 0, "exit 0: Claude Code shows a systemMessage only then"
-    assert json.loads(said.stdout) == {
-        "systemMessage": f"precompact: its hook could not start ({moved} is missing or broken), so this session is not being saved; run `precompact install` again with the precompact you use"
-    }
-    assert sh(hooks["PreCompact"][0]["hooks"][0]["command"], event, project).returncode == 2, (
-        "PreCompact's stdout would go to the summariser: no fallback there (2: Python found no script)"
-    )
+    hooks = json.loads(installer.hooks_path(agent, "user", project, home_of(project)).read_text())["hooks"]
+    if broken == "script removed":
+        script.unlink()
+    elif broken == "Python removed":
+        python.unlink()
+    else:
+        python.unlink()
+        python.write_text("#!/bin/sh\nexit 0\n")
+    ran = 0
+    for event, groups in hooks.items():
+        payload = json.dumps({"hook_event_name": event, "source": "resume", "cwd": str(project), "session_id": "s"})
+        for command in [h["command"] for g in groups for h in g["hooks"] if installer.is_ours(h)]:
+            for shell in SHELLS[agent]:
+                said = sh(command, payload, project, shell)
+                assert said.returncode == 0, f"{agent} {event} ({broken}): exit {said.returncode}, {said.stderr}"
+                if event in installer.SAYS_NOT_STARTED[agent]:
+                    told = installer.NOT_STARTED.format(command=script, fix=installer.install_fix(agent, "user"))
+                    assert json.loads(said.stdout) == {"systemMessage": told}, f"{agent} {event}: the user is told"
+                else:
+                    assert said.stdout == "", f"{agent} {event}: its stdout is not the user's to read"
+                ran += 1
+    assert ran >= len(hooks) * len(SHELLS[agent]) >= 3
 
 
 # What stands where SessionStart's command names precompact's Python and its script: (the Python,
-# its mode), (the script, its mode), and the status /bin/sh ends with when precompact started
-# (None: it did not, and the user is told).
+# its mode), (the script, its mode), and whether precompact started (False: it did not, and the
+# user is told). The command exits 0 either way: 2 is the agents' "block".
 STARTS = {
-    "Python missing": ((None, 0), ("pass", 0o644), None),
-    "Python not executable": (("#!/bin/sh\nexit 0\n", 0o644), ("pass", 0o644), None),
-    "script missing": ((sys.executable, 0), (None, 0), None),
-    "script unreadable": ((sys.executable, 0), ("pass", 0o000), None),
-    "killed by a signal": ((sys.executable, 0), ("import os; os.kill(os.getpid(), 9)", 0o644), 137),
-    "failed with 2": ((sys.executable, 0), ("raise SystemExit(2)", 0o644), 2),  # started: passes through
-    "failed": ((sys.executable, 0), ("raise SystemExit(3)", 0o644), 3),
-    "succeeded": ((sys.executable, 0), ("pass", 0o644), 0),
+    "Python missing": ((None, 0), ("pass", 0o644), False),
+    "Python not executable": (("#!/bin/sh\nexit 0\n", 0o644), ("pass", 0o644), False),
+    "script missing": ((sys.executable, 0), (None, 0), False),
+    "script unreadable": ((sys.executable, 0), ("pass", 0o000), False),
+    "killed by a signal": ((sys.executable, 0), ("import os; os.kill(os.getpid(), 9)", 0o644), True),
+    "failed with 2": ((sys.executable, 0), ("raise SystemExit(2)", 0o644), True),
+    "failed": ((sys.executable, 0), ("raise SystemExit(3)", 0o644), True),
+    "succeeded": ((sys.executable, 0), ("pass", 0o644), True),
 }
 
 
 @pytest.mark.parametrize("case", STARTS)
 def test_session_start_says_the_hook_could_not_start_only_when_python_or_its_script_cannot(tmp_path, case):
-    (python, python_mode), (script, script_mode), status = STARTS[case]
+    (python, python_mode), (script, script_mode), started = STARTS[case]
     if case == "script unreadable" and os.geteuid() == 0:
         pytest.skip("root reads every file")
     interpreter = Path(sys.executable) if python == sys.executable else tmp_path / "python"
@@ -176,12 +216,14 @@ def test_session_start_says_the_hook_could_not_start_only_when_python_or_its_scr
     if script is not None:
         entry.write_text(f"{script}\n")
         entry.chmod(script_mode)
-    said = sh(installer.hook_command(installer.Program(interpreter, entry), "claude", "SessionStart"), "{}", tmp_path)
-    if status is None:
-        assert said.returncode == 0, "exit 0: Claude Code shows a systemMessage only then"
-        assert json.loads(said.stdout) == {"systemMessage": installer.NOT_STARTED.format(command=entry)}
+    command = installer.hook_command(installer.Program(interpreter, entry), "claude", "SessionStart", "project")
+    said = sh(command, "{}", tmp_path)
+    assert said.returncode == 0, "never 2 (Claude Code's block); a systemMessage is shown only on 0"
+    if started:
+        assert said.stdout == "", "a precompact that started said what it had to"
     else:
-        assert (said.returncode, said.stdout) == (status, ""), "a precompact that started: its status passes through"
+        told = installer.NOT_STARTED.format(command=entry, fix="precompact install --scope project")
+        assert json.loads(said.stdout) == {"systemMessage": told}
 
 
 def test_an_install_with_the_older_session_start_fallback_is_rewritten(project):
@@ -197,7 +239,9 @@ def test_an_install_with_the_older_session_start_fallback_is_rewritten(project):
         for h in g["hooks"]
     ]
     assert commands == [
-        installer.hook_command(installer.Program(Path(INSTALLED_PYTHON), Path(ENTRY)), "claude", "SessionStart")
+        installer.hook_command(
+            installer.Program(Path(INSTALLED_PYTHON), Path(ENTRY)), "claude", "SessionStart", "project"
+        )
     ]
 
 
@@ -498,6 +542,36 @@ def test_doctor_fails_a_bare_command_and_never_runs_a_program_a_project_names(pr
     assert user_line.startswith(f'✓ claude hook command: {user_settings} runs "{RUN}", which starts with your PATH')
 
 
+@pytest.mark.parametrize("agent", ("claude", "codex", "gemini"))
+def test_doctor_names_an_older_hook_command_that_can_block_and_the_install_that_mends_it(project, agent, monkeypatch):
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    home_of(project).mkdir()
+    hooks_file = installer.hooks_path(agent, "user", project, home_of(project))
+    hooks_file.parent.mkdir(parents=True)
+    run = f"{RUN} hook" + ("" if agent == "claude" else f" --agent {agent}")
+    event = "BeforeAgent" if agent == "gemini" else "UserPromptSubmit"
+    older = {event: [{"hooks": [{"type": "command", "command": run, "timeout": 10}]}]}  # before the fallback
+    hooks_file.write_text(json.dumps({"hooks": older}))
+    fix = "precompact install --scope user" if agent == "claude" else f"precompact install --agent {agent} --scope user"
+    assert doctor_lines(project, f"{agent} hook command")[1:] == [
+        (
+            f"✗ {agent} hook command: {hooks_file}: precompact's {event} hook is an older install's, which can "
+            f"block {agent}'s session (exit 2) once precompact cannot start; fix: {fix}"
+        )
+    ]
+    assert precompact(project, *fix.split()[1:], home=home_of(project)).returncode == 0
+    [mended] = doctor_lines(project, f"{agent} hook command")
+    assert mended.startswith(f"✓ {agent} hook command: {hooks_file} runs")
+    # The script gone: the fix names the agent and scope it was found in, never Claude Code's for another.
+    gone = project.parent / "gone" / "precompact"
+    hooks_file.write_text(hooks_file.read_text().replace(ENTRY, str(gone)))
+    [missing] = doctor_lines(project, f"{agent} hook command")
+    assert missing == (
+        f'✗ {agent} hook command: {hooks_file} runs "{gone}", which does not exist (moved or removed); fix: {fix}'
+    )
+
+
 def test_mcp_tools_count_as_offered_only_where_the_agent_reads_a_precompact_server(project, monkeypatch):
     from precompact.config import agent_settings, install
 
@@ -555,6 +629,28 @@ def test_opencode_gets_precompacts_plugin_running_this_precompact_and_uninstall_
     removed = invoke("uninstall", "--agent", "opencode")
     assert removed.exit_code == 0 and not plugin.exists(), removed.output
     assert "nothing changed" in invoke("uninstall", "--agent", "opencode").output
+
+
+def test_an_older_opencode_plugin_is_named_as_precompacts_and_replaced_by_install(project, monkeypatch):
+    """An older template of the plugin (one that says nothing when precompact cannot start) is
+    precompact's own older form, with the install that replaces it, never "not ours"."""
+    current = installer.opencode_plugin(installed_command())
+    older = current.replace(
+        "// precompact's plugin for OpenCode, written by", "// precompact's plugin for OpenCode (older), by", 1
+    )
+    template = older.replace(json.dumps(installed_command()), '"__PRECOMPACT__"', 1)
+    monkeypatch.setattr(installer, "_OLDER_OPENCODE_TEMPLATES", {hashlib.sha256(template.encode()).hexdigest()})
+    plugin = opencode_plugin(project)
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(older)
+    with pytest.raises(installer.OlderPlugin, match="an older form of precompact's plugin: it says nothing when"):
+        installer.opencode_command(plugin)
+    plugin.write_text(older + "// a line added\n")
+    with pytest.raises(installer.NotOurPlugin, match="is not the plugin precompact writes"):
+        installer.opencode_command(plugin)
+    plugin.write_text(older)
+    assert invoke("install", "--agent", "opencode").exit_code == 0
+    assert plugin.read_text() == current and installer.opencode_command(plugin) == installed_command()
 
 
 def test_a_file_in_opencodes_plugin_place_that_is_not_ours_is_never_overwritten_or_removed(project):
@@ -720,5 +816,5 @@ def test_an_older_install_starting_precompact_by_its_own_shebang_is_reported_and
     assert [line[:1] for line in doctor_lines(project, "MCP server command")] == ["✓"]
     assert [line[:1] for line in doctor_lines(project, "opencode hook command")] == ["✓"]
     assert [h["command"] for g in json.loads(user_settings.read_text())["hooks"]["SessionEnd"] for h in g["hooks"]] == [
-        f"{RUN} hook"
+        f"{RUN} hook || exit 0"
     ]

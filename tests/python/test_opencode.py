@@ -10,9 +10,11 @@ import re
 
 import pytest
 
+from precompact.config import install as installer
 from precompact.config import settings as configuration
 from support import opencode_cli
 from support.claude_code import wait_for_worker
+from support.commands import INSTALLED_PYTHON
 from support.opencode_cli import is_compaction, is_title, message_texts
 from support.projects import new_project
 
@@ -227,3 +229,22 @@ def test_a_commands_expansion_is_opencodes_and_what_the_user_typed_is_their_requ
             assert as_user.returncode == 0 and "no saved entry matches" in as_user.stdout, as_user.stdout
             as_meta = setup.precompact("recall", words, "--role", "meta")
             assert "· meta" in as_meta.stdout, as_meta.stdout + as_meta.stderr
+
+
+def test_a_precompact_that_cannot_start_is_shown_to_the_opencode_user_once_and_never_blocks(setup):
+    """review14b F10: precompact's plugin running a script that is gone (`pip uninstall`: Python
+    exits 2 with no answer): OpenCode goes on, compacts, and the user is told once, with the
+    install that mends it."""
+    plugin = installer.hooks_path("opencode", "project", setup.project.path)
+    gone = setup.project.path.parent / "old-venv" / "bin" / "precompact"
+    plugin.write_text(installer.opencode_plugin([INSTALLED_PYTHON, "-I", str(gone)]))
+    ran = setup.session.opencode("run", "--format", "json", FIRST)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert any(is_compaction(r) for r in setup.session.mock.requests), "OpenCode compacted: nothing blocked it"
+    said = [line for line in ran.stderr.splitlines() if "could not start" in line]
+    told = (
+        f"precompact: its hook could not start ({gone} is missing or broken), so this session is not being saved; "
+        "run `precompact install --agent opencode --scope project` with the precompact you use"
+    )
+    assert said == [told], ran.stderr[-3000:]
+    assert not (setup.project.logs / "precompact-savepoint.jsonl").exists(), "nothing saved"

@@ -805,6 +805,39 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     print(f"first-use preparation and replay: {prepared_in:.1f} s")
 
 
+def test_a_prepared_environment_whose_python_is_gone_is_said_and_prepared_again(
+    tmp_path, wheel_mirror, plugin, preparer_stopped
+):
+    """review14b F13: the system python3.X the environment was made from upgraded away (its
+    `bin/python` a link to nothing) while `ready` stays: a hook says so and has it prepared again,
+    and a command says so in one line, never a traceback, prepares it and runs."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    data = tmp_path / "data"
+    offline = {"PIP_FIND_LINKS": str(wheel_mirror), **OFFLINE}
+    assert launch_command(plugin, data, "--version", **offline).returncode == 0
+    venv = data / "venv" / precompact.__version__
+    python = Path((venv / "bin" / "precompact").read_text().splitlines()[0].removeprefix("#!"))
+
+    def python_gone() -> str:
+        for link in (venv / "bin").glob("python*"):
+            link.unlink()
+        (venv / "bin" / "python").symlink_to(tmp_path / "python3.gone")
+        fetched = preparing(data, wheel_mirror).split("(first use, about a minute: ", 1)[1]
+        return f"precompact's Python environment in {venv} cannot start (its Python {python} is gone): preparing it again (about a minute: {fetched}"
+
+    said = python_gone()
+    transcript = transcript_gen.generate(tmp_path / "t.jsonl").path
+    start = launch(
+        plugin, transcript_gen.payload("SessionStart", project.path, transcript, source="resume"), data, **offline
+    )
+    assert (start.returncode, json.loads(start.stdout)) == (0, {"systemMessage": f"{said}."}), start.stderr
+    wait_until(lambda: (venv / "ready").is_file() and os.access(python, os.X_OK), 900, "the preparation again")
+    said = python_gone()
+    used = launch_command(plugin, data, "--version", **offline)
+    assert (used.returncode, used.stdout) == (0, f"precompact, version {precompact.__version__}\n"), used.stderr
+    assert used.stderr == f"precompact: {said}\n", "one line, no traceback"
+
+
 @pytest.mark.parametrize(
     "layout, start, found",
     [

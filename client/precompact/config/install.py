@@ -10,6 +10,7 @@ empty is removed, not left as `{}`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -68,6 +69,10 @@ OPENCODE_PLUGIN = "precompact.js"
 _OPENCODE_TEMPLATE = Path(__file__).with_name("opencode_plugin.js")
 _OPENCODE_MARK = "// precompact's plugin for OpenCode"
 _OPENCODE_COMMAND = re.compile(r"^const PRECOMPACT = (.*);$", re.MULTILINE)
+# The SHA-256 of the plugin's template as older versions wrote it (the command line left as its
+# placeholder): a file that is one of them, for a command line, is precompact's older plugin, which
+# says nothing when precompact cannot start (review14b F10), and `install` replaces it.
+_OLDER_OPENCODE_TEMPLATES = {"11721c1fe2a002572e1f38d1ffb8dde4e5d4a6d65bc94dfab006cb52ca3f8d56"}
 
 
 class InstallError(PrecompactError):
@@ -186,11 +191,14 @@ def opencode_command(path: Path) -> list[str] | None:
             f"{path} is an older form of precompact's plugin: it starts {command} by its own `#!` line, which reads "
             "the PYTHONPATH OpenCode's environment may hold"
         )
-    if (
-        not isinstance(command, list)
-        or not all(isinstance(word, str) for word in command)
-        or text != opencode_plugin(command)
-    ):
+    if not isinstance(command, list) or not all(isinstance(word, str) for word in command):
+        raise NotOurPlugin(f"{path} is not the plugin precompact writes")
+    if text != opencode_plugin(command):
+        template = text.replace(f"const PRECOMPACT = {json.dumps(command)};", 'const PRECOMPACT = "__PRECOMPACT__";', 1)
+        if hashlib.sha256(template.encode("utf-8")).hexdigest() in _OLDER_OPENCODE_TEMPLATES:
+            raise OlderPlugin(
+                f"{path} is an older form of precompact's plugin: it says nothing when precompact cannot start"
+            )
         raise NotOurPlugin(f"{path} is not the plugin precompact writes")
     return command
 
@@ -211,16 +219,30 @@ def _our_plugin(path: Path) -> str | None:
 
 
 COMMAND = "precompact"
-# Claude Code 2.1.332 runs a hook's command with /bin/sh -c, and shows a `systemMessage` on its
-# stdout to the user (exit 0 only). SessionStart's command ends in this fallback: when the shell
-# cannot start precompact's Python (126: not executable, 127: not found) or that Python cannot
-# read precompact's script (2, the script gone), the user is told in the session instead of the
-# hook vanishing; any other exit status passes through as it was (128 and more: a signal killed a
-# precompact that did start, which `install` would not mend).
+# Every agent runs a hook's command with a shell (Claude Code 2.1.332 /bin/sh -c, Codex 0.171.0
+# /bin/bash -c, Gemini 0.61.0 its shell) and reads exit 2 as "block": Claude Code and Codex drop
+# the prompt, Gemini the turn. `precompact hook` itself always exits 0, so each command `install`
+# writes ends in a fallback that exits 0 whatever the status: the shell cannot start precompact's
+# Python (126: not executable, 127: not found), that Python cannot read precompact's script (2,
+# the script gone: `pip uninstall`, a rebuilt virtual environment), or a precompact that started
+# was killed. Where the event has a word the agent shows the user and keeps from the model (a
+# `systemMessage` on stdout: SessionStart and every prompt for Claude Code and Codex, every turn
+# for Gemini; never PreCompact or PostCompact, whose stdout Claude Code gives the summariser) the
+# cannot-start cases say so, naming the `install` that mends it.
 NOT_STARTED = (
     "precompact: its hook could not start ({command} is missing or broken), so this session is not being saved; "
-    "run `precompact install` again with the precompact you use"
+    "run `{fix}` with the precompact you use"
 )
+SAYS_NOT_STARTED = {
+    "claude": ("SessionStart", "UserPromptSubmit"),
+    "codex": ("SessionStart", "UserPromptSubmit"),
+    "gemini": ("BeforeAgent",),
+}
+
+
+def install_fix(agent: str, scope: str) -> str:
+    """The command that writes `agent`'s hooks again in `scope` (Claude Code's is the default agent)."""
+    return f"precompact install {'' if agent == 'claude' else f'--agent {agent} '}--scope {scope}"
 
 
 class NotInstalled(PrecompactError):
@@ -273,7 +295,7 @@ def program() -> Program:
     must stay one (resolved, it is a Python without precompact). This Python when the script
     names none."""
     entry = entry_point()
-    interpreter = _interpreter_of(entry) or Path(sys.executable)
+    interpreter = interpreter_of(entry) or Path(sys.executable)
     if not (interpreter.is_absolute() and interpreter.is_file() and os.access(interpreter, os.X_OK)):
         raise NotInstalled(
             f"cannot tell which Python runs {entry} ({interpreter}); run `precompact install` from an installed precompact"
@@ -286,7 +308,7 @@ def program() -> Program:
 _SHELL_EXEC = re.compile(r"""^'''exec' (.+) "\$0" "\$@"$""")
 
 
-def _interpreter_of(script: Path) -> Path | None:
+def interpreter_of(script: Path) -> Path | None:
     """The Python the installer's `script` starts by its first lines; None when they name none."""
     try:
         with script.open("rb") as f:
@@ -342,20 +364,30 @@ def command_words(command: str) -> list[str] | None:
     return words[: words.index("||")] if "||" in words else words
 
 
-def hook_command(program: Program, agent: str = "claude", event: str = "") -> str:
-    """The command line a hook of `agent` runs for `event`: `program` quoted for a POSIX shell, and
-    for Claude Code's SessionStart the fallback that says so when the shell cannot start it (126,
-    127: the interpreter cannot start) or the interpreter cannot read the script (2, with the
-    script gone or unreadable: a precompact that started and failed with 2 passes through)."""
+def hook_command(program: Program, agent: str, event: str, scope: str) -> str:
+    """The command line a hook of `agent` runs for `event`: `program` quoted for a POSIX shell,
+    then the fallback (see NOT_STARTED) that always exits 0, saying so where the event can when
+    the shell cannot start the interpreter (126, 127) or the interpreter cannot read the script (2
+    with the script gone or unreadable)."""
     run = program.shell("hook", *(() if agent == "claude" else ("--agent", agent)))
-    if agent != "claude" or event != "SessionStart":
-        return run
-    said = shlex.quote(json.dumps({"systemMessage": NOT_STARTED.format(command=program.entry)}))
+    if event not in SAYS_NOT_STARTED.get(agent, ()):
+        return f"{run} || exit 0"
+    said = json.dumps({"systemMessage": NOT_STARTED.format(command=program.entry, fix=install_fix(agent, scope))})
     script = shlex.quote(str(program.entry))
     return (
-        f"{run} || {{ s=$?; [ $s -eq 126 ] || [ $s -eq 127 ] || {{ [ $s -eq 2 ] && [ ! -r {script} ]; }} || exit $s; "
-        f"printf '%s\\n' {said}; }}"
+        f"{run} || {{ s=$?; if [ $s -eq 126 ] || [ $s -eq 127 ] || {{ [ $s -eq 2 ] && [ ! -r {script} ]; }}; then "
+        f"printf '%s\\n' {shlex.quote(said)}; fi; exit 0; }}"
     )
+
+
+def is_current(command: str, agent: str, event: str, scope: str) -> bool:
+    """Whether our hook `command` for `event` is the one `install` writes now for the program it
+    names (an older one may lack the fallback, and block the agent when precompact cannot start)."""
+    words = command_words(command)
+    installed = read_command(words) if words else None
+    if installed is None or installed.interpreter is None:
+        return False
+    return command == hook_command(Program(Path(installed.interpreter), Path(installed.entry)), agent, event, scope)
 
 
 def can_start(command: str, path: str | None) -> bool:
@@ -420,13 +452,15 @@ def is_ours(handler) -> bool:
     return args == ["hook"] or (len(args) == 3 and args[:2] == ["hook", "--agent"] and args[2] in AGENTS)
 
 
-def plan_install(path: Path, program: Program, session_start_sources: tuple[str, ...], agent: str = "claude") -> Change:
-    """`path` with our hooks (any older ones of ours replaced), each running `program`."""
+def plan_install(
+    path: Path, program: Program, session_start_sources: tuple[str, ...], scope: str, agent: str = "claude"
+) -> Change:
+    """`path` (`scope`'s hook file) with our hooks (any older ones of ours replaced), each running `program`."""
     before = _read(path)
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
     for event, matcher, handler in _entries(agent, session_start_sources):
-        run = hook_command(program, agent, event)
+        run = hook_command(program, agent, event, scope)
         group = {
             **({} if matcher is None else {"matcher": matcher}),
             "hooks": [{"type": "command", "command": run, **handler}],

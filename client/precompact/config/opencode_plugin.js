@@ -11,6 +11,7 @@
 import { spawn } from "node:child_process";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
 
 const PRECOMPACT = "__PRECOMPACT__";
@@ -29,6 +30,16 @@ const MAX_ANSWER_CHARS = 1 << 20;
 // hook: ...", such as "not a precompact project" in every other directory).
 const FOR_THE_USER = /^precompact(:| did nothing:) /;
 const MAX_NOTICE_CHARS = 1000;
+// A precompact that cannot start (its Python gone: a spawn error; its script gone: Python's exit 2
+// with no answer; 126, 127) is said once per session, with the install that mends it for the
+// scope this file was installed in (the project's .opencode/plugin/, else the user's).
+function notStarted(directory) {
+  const scope = fileURLToPath(import.meta.url).startsWith(join(directory, ".opencode") + "/") ? "project" : "user";
+  return (
+    `precompact: its hook could not start (${PRECOMPACT[PRECOMPACT.length - 1]} is missing or broken), so this session ` +
+    `is not being saved; run \`precompact install --agent opencode --scope ${scope}\` with the precompact you use`
+  );
+}
 const TOAST_MS = 15000;
 
 // Where OpenCode keeps its sessions (what it reads itself: $XDG_DATA_HOME, else ~/.local/share).
@@ -39,7 +50,7 @@ function database() {
 }
 
 // Runs the hook for `event` with the event's fields on stdin; resolves to its stdout and stderr
-// (both "" on any failure or when the budget runs out).
+// (both "" on any failure or when the budget runs out), and whether precompact could not start.
 function hook(event, fields, cwd) {
   return new Promise((resolve) => {
     let out = "";
@@ -53,6 +64,7 @@ function hook(event, fields, cwd) {
       resolve(answer);
     };
     const nothing = { out: "", err: "" };
+    const notStarting = { out: "", err: "", notStarted: true };
     let child;
     try {
       child = spawn(PRECOMPACT[0], [...PRECOMPACT.slice(1), "hook", "--agent", "opencode"], {
@@ -60,21 +72,23 @@ function hook(event, fields, cwd) {
         stdio: ["pipe", "pipe", "pipe"],
       });
     } catch {
-      finish(nothing);
+      finish(notStarting);
       return;
     }
     timer = setTimeout(() => {
       child.kill("SIGKILL");
       finish(nothing);
     }, BUDGET_MS[event]);
-    child.on("error", () => finish(nothing));
+    child.on("error", () => finish(notStarting));
     child.stdout.on("data", (data) => {
       if (out.length < MAX_ANSWER_CHARS) out += data;
     });
     child.stderr.on("data", (data) => {
       if (err.length < MAX_ANSWER_CHARS) err += data;
     });
-    child.on("close", () => finish({ out, err }));
+    child.on("close", (code) =>
+      finish(code === 126 || code === 127 || (code === 2 && out === "") ? notStarting : { out, err }),
+    );
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, transcript_path: database(), ...fields }));
   });
@@ -95,8 +109,8 @@ function noteOf(answer) {
 }
 
 // The lines the hook's answer has for the user, each on one line of printable characters.
-function noticesOf(answer) {
-  const said = answer.err.split("\n").filter((line) => FOR_THE_USER.test(line));
+function noticesOf(answer, directory) {
+  const said = answer.notStarted ? [notStarted(directory)] : answer.err.split("\n").filter((line) => FOR_THE_USER.test(line));
   try {
     const message = JSON.parse(answer.out).systemMessage;
     if (typeof message === "string") said.push(message);
@@ -152,7 +166,7 @@ export const Precompact = async ({ directory, client }) => {
   // The hook's stdout for `event` in session `sessionID`, once what it says for the user is shown.
   const ask = async (event, sessionID, fields) => {
     const answer = await hook(event, { session_id: sessionID, ...fields }, directory);
-    for (const notice of noticesOf(answer)) {
+    for (const notice of noticesOf(answer, directory)) {
       const key = `${sessionID}\n${notice}`;
       if (notice && !shown.has(key)) {
         shown.add(key);

@@ -1862,7 +1862,7 @@ def install(scope, dry_run, with_mcp, agent) -> None:
         raise click.ClickException(
             f"the {plugin} plugin is enabled in Claude Code and already runs these hooks in every project; nothing installed (to use settings.json instead, `claude plugin uninstall {plugin}` first)"
         )
-    change = installer.plan_install(agent_settings.settings_path(scope, root), program, sources)
+    change = installer.plan_install(agent_settings.settings_path(scope, root), program, sources, scope)
     server = installer.plan_mcp_server(installer.mcp_path(scope, root), program) if with_mcp else None
     if server is not None:
         change = installer.with_mcp_approval(change, project_server=scope == "project")
@@ -1937,7 +1937,7 @@ def _install_agent(agent: str, scope: str, dry_run: bool, with_mcp: bool, progra
         _install_opencode(scope, dry_run, with_mcp, program, root)
         return
     entry = program.entry
-    change = installer.plan_install(installer.hooks_path(agent, scope, root), program, sources, agent)
+    change = installer.plan_install(installer.hooks_path(agent, scope, root), program, sources, scope, agent)
     _apply(
         change,
         dry_run,

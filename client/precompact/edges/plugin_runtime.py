@@ -128,8 +128,32 @@ class Launcher:
         return self.data() / "venv" / __version__
 
     def prepared(self) -> Path | None:
+        """The prepared environment's precompact; None until it is ready, and once it cannot start
+        (`broken`), so that it is prepared again."""
         executable = self.venv() / "bin" / "precompact"
-        return executable if (self.venv() / "ready").is_file() and executable.is_file() else None
+        ready = (self.venv() / "ready").is_file() and executable.is_file()
+        return executable if ready and self.broken() is None else None
+
+    def broken(self) -> str | None:
+        """Why an environment marked ready cannot start, None when it can (or is not ready): the
+        Python its precompact's `#!` line names is gone or not executable, as when the system
+        python3.X it was made from is upgraded away."""
+        from precompact.config import install
+
+        executable = self.venv() / "bin" / "precompact"
+        if not ((self.venv() / "ready").is_file() and executable.is_file()):
+            return None
+        python = install.interpreter_of(executable)
+        if python is not None and python.is_file() and os.access(python, os.X_OK):
+            return None
+        return f"precompact's Python environment in {self.venv()} cannot start (its Python {python or '(none named)'} is gone)"
+
+    def preparing(self) -> str:
+        """What a use that prepares the environment says: the first, or one after it broke."""
+        broken = self.broken()
+        if broken:
+            return f"{broken}: preparing it again (about a minute: {self.fetching()})"
+        return f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})"
 
     def precompact(self, cwd: Path) -> Path | None:
         return self.installed(cwd) or self.prepared()
@@ -182,8 +206,8 @@ class Launcher:
             reason = failed.read_text(errors="replace").strip()
             line = f"precompact could not prepare its Python environment ({reason}); see {self.data() / 'prepare.log'}, or install precompact with pipx (see its README)"
         else:
+            line = self.preparing()
             self.spawn_preparation(Path(payload["cwd"]))
-            line = f"precompact is preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})"
         if event in QUEUED_EVENTS:
             self.queue(payload)
             line += (
@@ -370,7 +394,7 @@ class Launcher:
 
             mcp_idle.serve()
             return 0
-        processes.replace_with([str(command), "mcp"], self.environment())
+        self.replace_with(command, ["mcp"])
         return 1  # not reached: the process is precompact's MCP server now
 
     def run(self, argv: list[str]) -> int:
@@ -379,16 +403,24 @@ class Launcher:
         command = self.precompact(Path.cwd())
         if command is None:
             self.environ = confined(self.environ, Path.cwd())  # pip's, as spawn_preparation's
-            terminal.echo(
-                f"precompact: preparing its Python environment in {self.venv()} (first use, about a minute: {self.fetching()})",
-                err=True,
-            )
+            terminal.echo(f"precompact: {self.preparing().removeprefix('precompact is ')}", err=True)
             self.prepare_and_replay(wait=True)
             command = self.prepared()
             if command is None:
                 raise LauncherError(f"the environment in {self.venv()} is not ready; see {self.data() / 'prepare.log'}")
-        processes.replace_with([str(command), *argv], self.environment())
+        self.replace_with(command, argv)
         return 1  # not reached: the process is precompact now
+
+    def replace_with(self, command: Path, argv: list[str]) -> None:
+        """Becomes `command ARGV`; one that cannot start (its Python gone since it was checked,
+        not executable) is one line naming it, not a traceback."""
+        try:
+            processes.replace_with([str(command), *argv], self.environment())
+        except OSError as e:
+            raise LauncherError(
+                f"cannot start {command} ({quoting.inline(e.strerror or str(e))}); install precompact with pipx "
+                f"(see its README), or remove {self.venv()} and run this again to prepare it anew"
+            ) from None
 
 
 def confined(environ: dict[str, str], cwd: Path) -> dict[str, str]:

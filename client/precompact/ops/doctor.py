@@ -151,9 +151,12 @@ def _commands(root: Path, home: Path) -> list[Check]:
                 checks.append(_unusable(f"{agent} hook command", e, agent, scope))
                 continue
             started = {installed.programs if installed else (): installed for installed in found.values()}
-            checks += [
-                _starts(f"{agent} hook command", started[programs], hooks, scope, home) for programs in sorted(started)
+            starts = [
+                _starts(f"{agent} hook command", started[programs], hooks, scope, home, agent)
+                for programs in sorted(started)
             ]
+            # A command that does not start says so, with the same fix; one that starts may still lack the fallback.
+            checks += starts if not all(check.ok for check in starts) else starts + _older_forms(agent, scope, hooks)
     try:
         servers = agent_settings.mcp_commands(root, home)
     except user_roots.ClaudeFolderUnknown:
@@ -164,13 +167,46 @@ def _commands(root: Path, home: Path) -> list[Check]:
     return checks
 
 
-def _starts(name: str, installed: install.Installed | None, where: Path, scope: str, home: Path) -> Check:
+def _older_forms(agent: str, scope: str, hooks: Path) -> list[Check]:
+    """Our hooks in `hooks` whose command is not the one `install` writes now: an older install's,
+    which may exit 2 (the agent's "block") once precompact cannot start. OpenCode's plugin is
+    checked whole by `install.opencode_command`."""
+    if hooks.name == install.OPENCODE_PLUGIN:
+        return []
+    try:
+        older = sorted(
+            {
+                event
+                for event, listed in (agent_settings.settings_object(hooks).get("hooks") or {}).items()
+                for group in listed
+                for handler in group.get("hooks", [])
+                if install.is_ours(handler) and not install.is_current(handler["command"], agent, event, scope)
+            }
+        )
+    except (AttributeError, TypeError):  # misshapen: as `_ours`, the hooks check's to say
+        return []
+    if not older:
+        return []
+    return [
+        Check(
+            f"{agent} hook command",
+            False,
+            f"{hooks}: precompact's {', '.join(older)} hook{' is' if len(older) == 1 else 's are'} an older install's, "
+            f"which can block {agent}'s session (exit 2) once precompact cannot start",
+            install.install_fix(agent, scope),
+        )
+    ]
+
+
+def _starts(
+    name: str, installed: install.Installed | None, where: Path, scope: str, home: Path, agent: str = "claude"
+) -> Check:
     """Whether an installed command line of precompact's starts, asked for `--version` with the
     agent's PATH and nothing else of this environment. A program a project's file names is run
     only if it is this very precompact (its interpreter and its script): a repository's settings
     are outside input. The older form, the script started by its own `#!` line, is not run: it
     reads the agent's PYTHON* variables, which the project sets."""
-    fix = f"precompact install --scope {scope}" + (" --mcp" if name.startswith("MCP") else "")
+    fix = install.install_fix(agent, scope) + (" --mcp" if name.startswith("MCP") else "")
     if installed is None:
         return Check(name, False, f"{where}: cannot read its command", fix)
     path, said_path = agent_path()
