@@ -632,6 +632,13 @@ ADVERSARIAL = {
     "JSON text (a string per line)": lambda size: "[" + _repeated('"token \\n",', size) + "]",
     "JSON text (cut inside a string)": lambda size: '{"a":"' + _repeated("token\\n", size),
     "JSON text (strings nested in strings)": lambda size: "[" + _repeated('"[\\"a\\\\n\\"]",', size) + "]",
+    "JSON strings after a prefix (a log line each)": _each('INFO got "token\\n" x\n'),
+    "arrays of strings (a command line each)": _each('["token", "-p", "x"], '),
+    "an array of strings, each a secret given by its flag": lambda size: (
+        "[" + _repeated('"-p", "Zq8vLw3N", ', size) + '"x"]'
+    ),
+    "two strings far apart in an array": lambda size: '["a",' + " " * size + '"b"]',
+    "a secret after a run of escapes": lambda size: '{"a": "' + _repeated("\\n", size) + 'DB_PASSWORD=Zq8vLw3N"}',
 }
 # Linear is 4; quadratic work 16. Between: timer noise on the fast families, cache effects.
 MOST_GROWTH = 8.0

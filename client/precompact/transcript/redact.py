@@ -1155,13 +1155,15 @@ class Redactor:
         words) that held it."""
         line, places = _command_line(words)
         _, edits = self._redacted(line, patterns)
-        redacted = list(words)
+        redacted, ends = list(words), [last for _, last in places]
+        # From the last edit back, so that an edit's offsets in a word are still its own.
         for start, end, mark in reversed(edits):
-            for n, (first, last) in enumerate(places):
-                if first < end and start < last or start == first == last == end:
-                    word = redacted[n]
-                    begin, stop = max(start, first) - first, min(end, last) - first
-                    redacted[n] = word[:begin] + mark + word[stop:]
+            n = bisect.bisect_right(ends, start)  # the first word ending after the edit starts
+            while n < len(places) and places[n][0] < end:
+                first, last = places[n]
+                begin, stop = max(start, first) - first, min(end, last) - first
+                redacted[n] = redacted[n][:begin] + mark + redacted[n][stop:]
+                n += 1
         return redacted
 
     def _texts(self, texts: list[str], patterns: list[_Pattern]) -> list[str]:
@@ -1553,24 +1555,27 @@ def _command_line(words: list[str]) -> tuple[str, list[tuple[int, int]]]:
 
 
 def _composed(edits: list[tuple[int, int, str]], spans: list[tuple[int, int]], mark: str) -> list[tuple[int, int, str]]:
-    """`edits` (start, end, mark: a text's replaced parts), then `spans` of the text they made
-    replaced by `mark`, as replaced parts of the first text. A span that takes in part of an
-    earlier mark takes in all that mark replaced."""
-
-    def original(position: int, end: bool) -> int:
-        shift = 0  # the first text's length minus the made text's, up to here
-        for start, stop, earlier in edits:
-            begins = start - shift
-            if position < begins or (end and position == begins):
+    """`edits` (start, end, mark: a text's replaced parts, in order), then `spans` (in order) of
+    the text they made replaced by `mark`, as replaced parts of the first text. A span that takes
+    in part of an earlier mark takes in all that mark replaced. One walk over both lists."""
+    composed: list[tuple[int, int, str]] = []
+    n, shift = 0, 0  # edits[:n] are passed; shift: the first text's length minus the made text's, up to there
+    for start, end in spans:
+        while n < len(edits) and edits[n][0] - shift + len(edits[n][2]) <= start:
+            composed.append(edits[n])
+            shift += edits[n][1] - edits[n][0] - len(edits[n][2])
+            n += 1
+        first = edits[n][0] if n < len(edits) and edits[n][0] - shift <= start else start + shift
+        last = None
+        while n < len(edits) and edits[n][0] - shift < end:  # an earlier mark the span takes in
+            begins = edits[n][0] - shift
+            shift += edits[n][1] - edits[n][0] - len(edits[n][2])
+            n += 1
+            if end <= begins + len(edits[n - 1][2]):
+                last = edits[n - 1][1]
                 break
-            if position < begins + len(earlier) or (end and position == begins + len(earlier)):
-                return stop if end else start
-            shift += stop - start - len(earlier)
-        return position + shift
-
-    added = [(original(start, False), original(end, True), mark) for start, end in spans]
-    kept = [edit for edit in edits if not any(start <= edit[0] and edit[1] <= end for start, end, _ in added)]
-    return sorted(kept + added)
+        composed.append((first, end + shift if last is None else last, mark))
+    return composed + edits[n:]
 
 
 def _holds_value(value) -> bool:
