@@ -1055,6 +1055,9 @@ class Redactor:
         self._usage_key = len(line_words)
         self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
         self._min_base58_run = min((p.gate.base58_run for p in self._patterns if p.gate.base58_run), default=0)
+        # During `redact`: each string's JSON strings as `_strings` read them (by the string's id:
+        # every one of them is alive until `redact` returns), so the walk does not read them again.
+        self._read: dict[int, _Strings] = {}
 
     def suspect_lines(self, block: bytes, lines: list[bytes]) -> Container[int]:
         """The positions in `lines` (`block` split at its newlines: transcript lines, JSON as
@@ -1090,10 +1093,13 @@ class Redactor:
         key) by the patterns. Patterns that match nowhere in it (one look over all its strings
         at once) are not tried string by string. The walk is iterative: a value nested
         hundreds deep costs no recursion."""
-        strings, structured = _strings(value)
-        # Joined by newlines, every match inside one string is still a match: a superset.
-        active = self._matching("\n".join(strings))
-        return self._walk(value, active) if active or structured else value
+        strings, structured, self._read = _strings(value)
+        try:
+            # Joined by newlines, every match inside one string is still a match: a superset.
+            active = self._matching("\n".join(strings))
+            return self._walk(value, active) if active or structured else value
+        finally:
+            self._read = {}
 
     def _walk(self, value, patterns: list[_Pattern]):
         holder = [value]
@@ -1104,7 +1110,7 @@ class Redactor:
             if isinstance(item, str):
                 container[place] = self._string(item, patterns)  # type: ignore[index]
             elif isinstance(item, list):
-                copied = self._argv(item, patterns) if _words(item) else list(item)
+                copied = self._argvs([item], patterns)[0] if _words(item) else list(item)
                 container[place] = copied  # type: ignore[index]
                 pending.extend((copied, i) for i in range(len(copied)))
             elif isinstance(item, dict):
@@ -1127,42 +1133,63 @@ class Redactor:
         """Each of `texts` redacted: first each JSON string it holds with an escape as what the
         string decodes to, wherever the string is (a Codex tool call's arguments, an MCP tool's
         answer, a JSON file as the Read tool shows it, `curl -i` output, a log line, a string
-        literal), then each array of strings in it as a command line too (`_argv`), then a JSON
+        literal), then each array of strings in it as a command line too (`_argvs`), then a JSON
         document naming a secret key by its keys, then the text as written. Escaped, a quote is
         `\\"`, a line break the letter `n` after a backslash and `/` may be `\\/`, where no pattern
         sees a quote, a line's start or a URL. The decoded strings of all `texts` are redacted
         together, the same way (a string inside a string is decoded in its turn). A string that
         changed is written again from its first changed character to its last, as JSON escapes
         it; every other byte stays."""
-        found = [_json_strings(text) for text in texts]
+        found = [self._read.get(id(text)) or _json_strings(text) for text in texts]
         inner = [decoded for strings in found for n, decoded in enumerate(strings.decoded) if strings.escaped(n)]
         redacted_inner = iter(self._strings_redacted(inner, patterns) if inner else [])
-        rewritten = []
-        for text, strings in zip(texts, found):
-            if strings.matches:
-                after = [next(redacted_inner) if strings.escaped(n) else d for n, d in enumerate(strings.decoded)]
-                for array in strings.arrays:
-                    for n, word in zip(array, self._argv([after[n] for n in array], patterns)):
-                        after[n] = word
-                text = _rewritten(text, strings, after)
-            rewritten.append(self._document(text))
-        return self._texts(rewritten, patterns)
+        after = [
+            [next(redacted_inner) if strings.escaped(n) else d for n, d in enumerate(strings.decoded)]
+            for strings in found
+        ]
+        arrays = [(k, array) for k, strings in enumerate(found) for array in strings.arrays]
+        commands = self._argvs([[after[k][n] for n in array] for k, array in arrays], patterns) if arrays else []
+        for (k, array), words in zip(arrays, commands):
+            for n, word in zip(array, words):
+                after[k][n] = word
+        rewritten = [_rewritten(text, strings, now) for text, strings, now in zip(texts, found, after)]
+        return self._texts([self._document(text) for text in rewritten], patterns)
 
-    def _argv(self, words: list[str], patterns: list[_Pattern]) -> list[str]:
-        """`words` (a Codex `command` array, an MCP tool's `args`) redacted as the command line
-        they make (`_command_line`): a flag and its value (`-p`, `PW`) are words of their own,
-        which no pattern reads one at a time. Each secret found is replaced in the word (or
-        words) that held it."""
-        line, places = _command_line(words)
-        _, edits = self._redacted(line, patterns)
-        redacted, ends = list(words), [last for _, last in places]
+    def _argvs(self, commands: list[list[str]], patterns: list[_Pattern]) -> list[list[str]]:
+        """Each of `commands` (a Codex `command` array, an MCP tool's `args`: lists of words)
+        redacted as the command line it makes (`_command_line`): a flag and its value (`-p`,
+        `PW`) are words of their own, which no pattern reads one at a time. Each secret found is
+        replaced in the word (or words) that held it. The command lines are read in one pass,
+        joined as `_texts` joins texts (each alone should a match take in a separator)."""
+        lines = [_command_line(words) for words in commands]
+        joined = _SEPARATOR.join(line for line, _ in lines)
+        if len(commands) > 1 and joined.count(_SEPARATOR) != len(commands) - 1:
+            return [self._argvs([words], patterns)[0] for words in commands]
+        counted = self.counts.copy()
+        _, edits = self._redacted(joined, patterns)
+        starts, places, owners, at = [], [], [], 0
+        for c, (line, words_at) in enumerate(lines):
+            starts.append(at)
+            places += [(at + first, at + last) for first, last in words_at]
+            owners += [(c, w) for w in range(len(words_at))]
+            at += len(line) + len(_SEPARATOR)
+        if len(commands) > 1 and any(
+            end > starts[c] + len(lines[c][0])
+            for start, end, _ in edits
+            for c in [bisect.bisect_right(starts, start) - 1]
+        ):
+            self.counts.clear()
+            self.counts.update(counted)
+            return [self._argvs([words], patterns)[0] for words in commands]
+        redacted, ends = [list(words) for words in commands], [last for _, last in places]
         # From the last edit back, so that an edit's offsets in a word are still its own.
         for start, end, mark in reversed(edits):
             n = bisect.bisect_right(ends, start)  # the first word ending after the edit starts
             while n < len(places) and places[n][0] < end:
-                first, last = places[n]
-                begin, stop = max(start, first) - first, min(end, last) - first
-                redacted[n] = redacted[n][:begin] + mark + redacted[n][stop:]
+                (first, last), (c, w) = places[n], owners[n]
+                redacted[c][w] = (
+                    redacted[c][w][: max(start, first) - first] + mark + redacted[c][w][min(end, last) - first :]
+                )
                 n += 1
         return redacted
 
@@ -1357,20 +1384,21 @@ def _shortest(strings: list[bytes]) -> list[bytes]:
     ]
 
 
-def _strings(value) -> tuple[list[str], bool]:
+def _strings(value) -> tuple[list[str], bool, dict[int, _Strings]]:
     """Every string (and dict key) inside a JSON-like value, what the JSON strings inside them
     decode to, and each list or array of strings as a command line; and whether the value needs
     a walk whatever the patterns find: a secret key holds a value, or a string is a JSON
-    document naming one."""
+    document naming one; and each string's JSON strings (`_json_strings`), by its id."""
     out: list[str] = []
     structured = False
+    read: dict[int, _Strings] = {}
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
             out.append(item)
             structured = structured or (item.lstrip()[:1] in ("{", "[") and _names_secret_key(item))
-            strings = _json_strings(item)
+            strings = read[id(item)] = _json_strings(item)
             pending.extend(decoded for n, decoded in enumerate(strings.decoded) if strings.escaped(n))
             out.extend(_command_line([strings.decoded[n] for n in array])[0] for array in strings.arrays)
         elif isinstance(item, list):
@@ -1383,7 +1411,7 @@ def _strings(value) -> tuple[list[str], bool]:
                     out.append(key)
                     structured = structured or (is_secret_key(key) and _holds_value(inner))
                 pending.append(inner)
-    return out, structured
+    return out, structured, read
 
 
 # A string in JSON text and its body. A JSON string never holds a line break, so each line starts
@@ -1400,6 +1428,8 @@ _JSON_ESCAPE = re.compile(
 _JSON_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _WHITESPACE = " \t\r\n"
+_ARRAY_START = re.compile(r'\[[ \t\r\n]*+"')
+_ARRAY_END = re.compile(r"[ \t\r\n]*+\]")
 _SEPARATOR = "\n\0\n"
 
 
@@ -1427,17 +1457,18 @@ def _json_strings(text: str) -> _Strings:
     every = list(_JSON_STRING.finditer(text))
     arrays: list[list[int]] = []
     if "[" in text and "," in text:
-        run: list[int] = []
-        for n, m in enumerate(every):
-            if run and text[every[n - 1].end() : m.start()].strip(_WHITESPACE) == ",":
-                run.append(n)
+        # An array's first string follows its `[`; the run goes on while a comma alone separates two.
+        first_string = {m.start(): n for n, m in enumerate(every)}
+        for opening in _ARRAY_START.finditer(text):
+            n = first_string.get(opening.end() - 1)
+            if n is None:
                 continue
-            if len(run) >= 2 and text[every[run[-1]].end() :].lstrip(_WHITESPACE)[:1] == "]":
+            run = [n]
+            while n + 1 < len(every) and text[every[n].end() : every[n + 1].start()].strip(_WHITESPACE) == ",":
+                n += 1
+                run.append(n)
+            if len(run) >= 2 and _ARRAY_END.match(text, every[n].end()):
                 arrays.append(run)
-            before = text[every[n - 1].end() if n else 0 : m.start()]
-            run = [n] if before.rstrip(_WHITESPACE).endswith("[") else []
-        if len(run) >= 2 and text[every[run[-1]].end() :].lstrip(_WHITESPACE)[:1] == "]":
-            arrays.append(run)
     in_arrays = {n for array in arrays for n in array}
     kept = [n for n, m in enumerate(every) if n in in_arrays or "\\" in m.group("body")]
     if not kept:
