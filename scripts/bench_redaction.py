@@ -1,7 +1,8 @@
 """Redaction against adversarial input: 1 MiB per pattern family, each built to make a pattern
 rescan what follows every start (a private key's header with no END line was quadratic), then
-text as sessions hold it (this project's code as a tool's output, as an MCP tool's JSON answer,
-in Codex tool calls' arguments). Prints the best of `--runs` per case; tests/python/test_redact.py
+text as sessions hold it (this project's code as a tool's output, as the Read tool shows it, as an
+MCP tool's JSON answer, in Codex tool calls' arguments and command arrays; a JSON file as the Read
+tool shows it). Prints the best of `--runs` per case; tests/python/test_redact.py
 bounds how each family grows with its input. `--against PATH` times the redact.py of another
 build (`git show <commit>:client/precompact/transcript/redact.py > PATH`) in turn with this one's.
 Usage: .venv/bin/python scripts/bench_redaction.py [--runs 3] [--json] [--against PATH]"""
@@ -42,15 +43,40 @@ CASES = {
     "JSON text (a string per line)": "[" + _repeated('"token \\n",') + "]",
     "JSON text (cut inside a string)": '{"a":"' + _repeated("token\\n"),
     "JSON text (strings nested in strings)": "[" + _repeated('"[\\"a\\\\n\\"]",') + "]",
+    "JSON strings after a prefix (a log line each)": _repeated('INFO got "token\\n" x\n'),
+    "arrays of strings (a command line each)": _repeated('["token", "-p", "x"], '),
 }
 
 
 _CODE = (Path(__file__).resolve().parents[1] / "client" / "precompact" / "local" / "snapshot.py").read_text()
+
+
+def _numbered(text: str) -> str:
+    """`text` as Claude Code's Read tool shows a file: each line after its number and an arrow."""
+    return "".join(f"{n:>6}\u2192{line}\n" for n, line in enumerate(text.splitlines(), 1))
+
+
+_RECORDS = [{"id": n, "path": f"src/f{n}.py", "summary": _CODE[n * 80 : (n + 1) * 80]} for n in range(3000)]
 _SESSIONS = {
-    "code as a tool's output (1 MiB)": [(_CODE * (MiB // len(_CODE) + 1))[:MiB]],
-    "code in an MCP tool's JSON answer (1 MiB)": [json.dumps({"path": "a.py", "content": (_CODE * 20)[:MiB]})],
+    "code as a tool's output (1 MiB)": [{"text": (_CODE * (MiB // len(_CODE) + 1))[:MiB]}],
+    "code as the Read tool shows it (1 MiB)": [{"text": _numbered(_CODE * 20)[:MiB]}],
+    "a JSON file as the Read tool shows it (0.6 MiB)": [{"text": _numbered(json.dumps(_RECORDS, indent=2))}],
+    "code in an MCP tool's JSON answer (1 MiB)": [
+        {"text": json.dumps({"path": "a.py", "content": (_CODE * 20)[:MiB]})}
+    ],
     "code written by 2,000 Codex heredocs (0.8 MiB)": [
-        json.dumps({"cmd": f"cat > f{n}.py <<'EOF'\n{_CODE[n * 400 : (n + 1) * 400]}\nEOF"}, separators=(",", ":"))
+        {
+            "text": json.dumps(
+                {"cmd": f"cat > f{n}.py <<'EOF'\n{_CODE[n * 400 : (n + 1) * 400]}\nEOF"}, separators=(",", ":")
+            )
+        }
+        for n in range(2000)
+    ],
+    "2,000 Codex command arrays (0.5 MiB)": [
+        {"command": ["rg", "-n", "--glob", "*.py", "-e", *_CODE[n * 250 : (n + 1) * 250].split()]} for n in range(2000)
+    ],
+    "2,000 Codex command arrays as JSON text (0.5 MiB)": [
+        {"arguments": json.dumps({"command": ["rg", "-n", "-e", *_CODE[n * 250 : (n + 1) * 250].split()]})}
         for n in range(2000)
     ],
 }
@@ -73,14 +99,14 @@ def main() -> None:
     args = parser.parse_args()
     builds = {"this": redact, **({"against": _module(args.against)} if args.against else {})}
     results: dict[str, dict[str, float]] = {}
-    for case, texts in [*((family, [text]) for family, text in CASES.items()), *_SESSIONS.items()]:
+    for case, values in [*((family, [{"text": text}]) for family, text in CASES.items()), *_SESSIONS.items()]:
         results[case] = {}
         for _ in range(args.runs):
             for build, module in builds.items():
                 redactor = module.Redactor()
                 began = time.perf_counter()
-                for text in texts:
-                    redactor.redact({"text": text})
+                for value in values:
+                    redactor.redact(value)
                 spent = time.perf_counter() - began
                 results[case][build] = min(results[case].get(build, spent), spent)
     if args.json:

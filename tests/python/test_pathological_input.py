@@ -109,6 +109,25 @@ def test_a_line_kept_as_text_has_every_planted_format_redacted(tmp_path, kept_as
     assert not [p.format for p in SECRETS if leaked(p, json.dumps(document))]
 
 
+def test_a_lone_surrogate_escape_beside_a_secret_in_json_text_never_stops_the_savepoint(tmp_path):
+    """A tool's output that is JSON text holding a lone surrogate escape (`\\ud800`, which JSON
+    allows), a letter beyond ASCII and a secret: the string holding the secret is written again
+    with the surrogate still an escape, so the snapshot encodes and is made (review14a F5: it
+    was a TypeError from canonical JSON, and every later savepoint of the session failed too)."""
+    output = '{"out": "caf\u00e9 \\ud800 PGPASSWORD=\\"Zq8vLw3NxT5rKp2M\\" psql"}'
+    entry = {
+        "type": "user",
+        "uuid": "u-2",
+        "parentUuid": "u-1",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": output}]},
+    }
+    document = saved_document(tmp_path, [json.dumps(entry).encode()])
+    [content] = [
+        e["message"]["content"][0]["content"] for e in document["conversation_history"] if e.get("uuid") == "u-2"
+    ]
+    assert content == '{"out": "caf\u00e9 \\ud800 PG[REDACTED:secret_assignment]\\" psql"}'
+
+
 def test_a_session_state_file_over_its_cap_is_cut_and_said_to_be(tmp_path):
     from precompact.local import snapshot
 

@@ -2,15 +2,17 @@
 
 import base64
 import json
+import shlex
 import time
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from precompact.transcript.redact import Redactor, _Occurrences
+from support.secret_corpus import COMMAND_LINE_FORMATS, SHAPES, clean_corpus, leaked, shell_quoted
 from support.secret_corpus import SECRETS as PLANTED
-from support.secret_corpus import clean_corpus, leaked, shell_quoted
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----"
 KEYPAIR = json.dumps(list(range(64)))
@@ -630,6 +632,13 @@ ADVERSARIAL = {
     "JSON text (a string per line)": lambda size: "[" + _repeated('"token \\n",', size) + "]",
     "JSON text (cut inside a string)": lambda size: '{"a":"' + _repeated("token\\n", size),
     "JSON text (strings nested in strings)": lambda size: "[" + _repeated('"[\\"a\\\\n\\"]",', size) + "]",
+    "JSON strings after a prefix (a log line each)": _each('INFO got "token\\n" x\n'),
+    "arrays of strings (a command line each)": _each('["token", "-p", "x"], '),
+    "an array of strings, each a secret given by its flag": lambda size: (
+        "[" + _repeated('"-p", "Zq8vLw3N", ', size) + '"x"]'
+    ),
+    "two strings far apart in an array": lambda size: '["a",' + " " * size + '"b"]',
+    "a secret after a run of escapes": lambda size: '{"a": "' + _repeated("\\n", size) + 'DB_PASSWORD=Zq8vLw3N"}',
 }
 # Linear is 4; quadratic work 16. Between: timer noise on the fast families, cache effects.
 MOST_GROWTH = 8.0
@@ -778,3 +787,114 @@ def test_json_strings_redacted_in_one_pass_are_redacted_alone_when_a_match_takes
     out = json.loads(redactor.redact({"a": json.dumps(strings)})["a"])
     assert out == ["[REDACTED:private_key]", "saved\n[REDACTED:github_token]", "clean\ttext"]
     assert redactor.counts == {"private_key": 1, "github_token": 1}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_planted_format_is_redacted_in_every_shape_the_corpus_writes(shape):
+    """The JSON strings of any text are read decoded, wherever they are in it: a JSON file as the
+    Read tool shows it (line numbers first), `curl -i` output, a log line, a server-sent event,
+    a string literal, `/` written `\\/`, punctuation written `\\u…` (review14a F1)."""
+    left = [p.format for p in PLANTED if leaked(p, Redactor().redact({"text": SHAPES[shape](p.text)})["text"])]
+    assert not left, left
+
+
+def test_every_planted_format_is_redacted_in_json_text_over_4_mib():
+    """The strings of JSON text are decoded whatever its size (only the parse of a document
+    naming a secret key stops at 4 MiB): an MCP tool's answer with a 4 MiB string beside them."""
+    files = [{"content": f"# deploy settings\n{p.text}\n"} for p in PLANTED]
+    text = json.dumps({"pad": "x" * (4 << 20), "files": files})
+    out = Redactor().redact({"text": text})["text"]
+    assert not [p.format for p in PLANTED if leaked(p, out[4 << 20 :])]
+    assert out.startswith('{"pad": "xxx') and len(out) > 4 << 20
+
+
+COMMAND_LINES = [shlex.split(p.text) for p in PLANTED if p.format in COMMAND_LINE_FORMATS]
+PASSWORD = "Zq8vLw3NxT5rKp2M"
+# Review14a F4's commands, each with the password as a word of its own.
+COMMAND_LINES += [
+    ["curl", "-u", f"admin:{PASSWORD}", "https://api.example.com"],
+    ["mysql", "-u", "root", f"-p{PASSWORD}"],
+    ["mysql", "-u", "root", "-p", PASSWORD],
+    ["psql", "--password", PASSWORD],
+    ["docker", "login", "-u", "me", "-p", PASSWORD],
+    ["some-cli", "--api-key", PASSWORD],
+    ["sshpass", "-p", PASSWORD, "ssh", "host"],
+    ["htpasswd", "-b", "file", "user", PASSWORD],
+    ["sshpass", "-p", "correct horse 99 staple", "ssh", "host"],
+]
+ARGV_SHAPES = {
+    "a Codex command array": lambda argv: {"command": argv},
+    "an MCP tool's args": lambda argv: {"name": "run", "arguments": {"args": argv}},
+    "a Codex tool call's arguments (JSON text)": lambda argv: {
+        "arguments": json.dumps({"command": argv, "workdir": "/w"}, separators=(",", ":"))
+    },
+    "an MCP tool's answer (JSON text, indented)": lambda argv: {"text": json.dumps({"ran": argv}, indent=2)},
+    "JSON text inside JSON text": lambda argv: {"output": json.dumps({"arguments": json.dumps({"command": argv})})},
+}
+
+
+@pytest.mark.parametrize("shape", ARGV_SHAPES)
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=[" ".join(argv[:2]) for argv in COMMAND_LINES])
+def test_a_secret_given_as_a_word_of_its_own_is_redacted_in_the_word_that_holds_it(argv, shape):
+    """A list of strings is also read as the command line its words make: a flag and its value
+    given as two words (Codex's `command` arrays, MCP `args`) are redacted, in the word that held
+    the value, as a parsed value and inside JSON text; the other words stay (review14a F4)."""
+    value = ARGV_SHAPES[shape](argv)
+    out = json.dumps(Redactor().redact(value))
+    sensitive = [p for p in PLANTED if p.format in COMMAND_LINE_FORMATS and shlex.split(p.text) == argv]
+    assert PASSWORD not in out and "correct horse" not in out
+    assert not [p.format for p in sensitive if leaked(p, out)]
+    assert "[REDACTED:" in out
+    secrets = [value for p in sensitive for value in p.sensitive] + [PASSWORD, "correct horse"]
+    for word in argv:
+        if not any(secret in word for secret in secrets):
+            assert json.dumps(word)[1:-1] in out or json.dumps(json.dumps(word)[1:-1])[1:-1] in out, word
+
+
+def test_the_words_of_a_command_are_redacted_where_each_secret_is():
+    redactor = Redactor()
+    argv = ["mysql", "-u", "root", f"-p{PASSWORD}", "--host", "db", "-e", "select 1"]
+    assert redactor.redact(argv) == [
+        "mysql",
+        "-u",
+        "root",
+        "-p[REDACTED:cli_password]",
+        "--host",
+        "db",
+        "-e",
+        "select 1",
+    ]
+    assert redactor.counts == {"cli_password": 1}
+    # Words that make no secret together are kept as they are, a database after mysql's -p too.
+    for clean in (["mysql", "-u", "root", "-p", "app"], ["git", "commit", "-m", "use --token instead"]):
+        assert Redactor().redact(clean) == clean
+
+
+def test_a_string_is_written_again_only_from_its_first_changed_character_to_its_last():
+    """In text that is not JSON throughout (a log line), a string holding a secret keeps the
+    escapes before and after the secret as they were written; clean strings stay byte for byte."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    line = 'INFO got {"a": "x\\/y\\u00e9\\n' + token + '\\n\\/z \\x41", "b": "c\\/d\\n"}'
+    redactor = Redactor()
+    assert redactor.redact(line) == (
+        'INFO got {"a": "x\\/y\\u00e9\\n[REDACTED:github_token]\\n\\/z \\x41", "b": "c\\/d\\n"}'
+    )
+    assert redactor.counts == {"github_token": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"out": "caf\u00e9 \\ud800 PGPASSWORD=\\"Zq8vLw3NxT5rKp2M\\" psql"}',
+        '{"out": "caf\u00e9 DB_PASSWORD=Zq8vLw3NxT5rKp2M \\ud800 \\udfff ghp_' + "a1B2c3D4e5" * 4 + '"}',
+        'log: "\\ud83d\\ude00 \\udc00 caf\u00e9\\nghp_' + "a1B2c3D4e5" * 4 + '"',
+    ],
+    ids=["surrogate before the secret", "surrogates between two secrets", "a pair and a lone one, not JSON"],
+)
+def test_a_lone_surrogate_escape_stays_an_escape_when_its_string_is_written_again(text):
+    """A lone surrogate escape (`\\ud800`, which JSON allows) decodes to a character UTF-8 cannot
+    encode: the string written again must escape it, or the snapshot cannot be written (review14a F5)."""
+    out = Redactor().redact({"content": text})
+    orjson.dumps(out)
+    assert "Zq8vLw3NxT5rKp2M" not in out["content"] and "a1B2c3D4e5" * 4 not in out["content"]
+    assert "\\udc00" in out["content"] or "\\ud800" in out["content"]

@@ -257,11 +257,12 @@ def _wallet_secret(m: re.Match) -> int | None:
 
 def _cli_value(m: re.Match) -> int | None:
     """A flag's value: `--password=x` is a password whatever x is; after a space (`--token x`) it
-    must look like one, since prose says `use --token instead`."""
+    must look like one, since prose says `use --token instead` (and `mysql -p app` names a
+    database, while a model's `["mysql", "-p", "Zq8v…"]` gives the password)."""
     value = m.group("secret").strip("\\\"'")
     if not value or _placeholder(value) or value.startswith("-"):
         return None
-    if m.group("flag_sep").isspace() and not _random_enough(value):
+    if (m.group("flag_sep") or "").isspace() and not _random_enough(value):
         return None
     return m.end("secret")
 
@@ -823,8 +824,8 @@ _BUILTIN_PATTERNS: list[tuple] = [
     (
         "cli_password",
         (
-            r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
-            r"(?P<flag_sep>)(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
+            r"\b(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;]{0,200}?[ \t]-p(?P<flag_sep>[ \t]*)|sshpass\b[^\n|;]{0,200}?[ \t]-p[ \t]*|redis-cli\b[^\n|;]{0,200}?[ \t]-a[ \t]+)"
+            r"(?!\[REDACTED)(?P<secret>\\?\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'`]+)"
         ),
         _Gate(words=("mysql", "mariadb", "sshpass", "redis-cli")),
         _cli_value,
@@ -948,14 +949,15 @@ class _Pattern:
     def holds_secret(self, m: re.Match | None) -> bool:
         return m is not None and (self.check is None or self.check(m) is not None)
 
-    def redact(self, text: str, lowered: str) -> tuple[str, int]:
+    @property
+    def mark(self) -> str:
+        return f"[REDACTED:{self.kind}]"
+
+    def redact(self, text: str, lowered: str) -> tuple[str, list[tuple[int, int]]]:
         """`text` (`lowered`: it lower-cased) with every secret this pattern finds replaced, and
-        how many there were."""
-        mark = f"[REDACTED:{self.kind}]"
+        where each was (start, end) in `text`."""
         starts = self._starts(text, lowered)
-        if starts is None and self.check is None and "secret" not in self.regex.groupindex:
-            return self.regex.subn(mark, text)
-        pieces, done = [], 0
+        pieces, spans, done = [], [], 0
         for m in self.regex.finditer(text) if starts is None else self._matches_at(text, starts):
             if m.start() < done:
                 continue  # inside a secret already redacted (a private key's later headers)
@@ -963,12 +965,13 @@ class _Pattern:
             if end is None:
                 continue
             start = m.start("secret") if "secret" in self.regex.groupindex else m.start()
-            pieces += [text[done:start], mark]
+            pieces += [text[done:start], self.mark]
+            spans.append((start, end))
             done = end
         if not pieces:
-            return text, 0
+            return text, []
         pieces.append(text[done:])
-        return "".join(pieces), len(pieces) // 2
+        return "".join(pieces), spans
 
     def _starts(self, text: str, lowered: str) -> list[int] | None:
         """Where in `text` a match can begin (`_Gate.at` after an occurrence of a gate's literal or
@@ -1052,6 +1055,9 @@ class Redactor:
         self._usage_key = len(line_words)
         self._min_commas = min((p.gate.min_commas for p in self._patterns if p.gate.min_commas), default=0)
         self._min_base58_run = min((p.gate.base58_run for p in self._patterns if p.gate.base58_run), default=0)
+        # During `redact`: each string's JSON strings as `_strings` read them (by the string's id:
+        # every one of them is alive until `redact` returns), so the walk does not read them again.
+        self._read: dict[int, _Strings] = {}
 
     def suspect_lines(self, block: bytes, lines: list[bytes]) -> Container[int]:
         """The positions in `lines` (`block` split at its newlines: transcript lines, JSON as
@@ -1087,10 +1093,13 @@ class Redactor:
         key) by the patterns. Patterns that match nowhere in it (one look over all its strings
         at once) are not tried string by string. The walk is iterative: a value nested
         hundreds deep costs no recursion."""
-        strings, structured = _strings(value)
-        # Joined by newlines, every match inside one string is still a match: a superset.
-        active = self._matching("\n".join(strings))
-        return self._walk(value, active) if active or structured else value
+        strings, structured, self._read = _strings(value)
+        try:
+            # Joined by newlines, every match inside one string is still a match: a superset.
+            active = self._matching("\n".join(strings))
+            return self._walk(value, active) if active or structured else value
+        finally:
+            self._read = {}
 
     def _walk(self, value, patterns: list[_Pattern]):
         holder = [value]
@@ -1101,7 +1110,7 @@ class Redactor:
             if isinstance(item, str):
                 container[place] = self._string(item, patterns)  # type: ignore[index]
             elif isinstance(item, list):
-                copied = list(item)
+                copied = self._argvs([item], patterns)[0] if _words(item) else list(item)
                 container[place] = copied  # type: ignore[index]
                 pending.extend((copied, i) for i in range(len(copied)))
             elif isinstance(item, dict):
@@ -1118,34 +1127,71 @@ class Redactor:
         return holder[0]
 
     def _string(self, text: str, patterns: list[_Pattern]) -> str:
-        return self._text(self._document(self._json_strings(text, patterns)), patterns)
+        return self._strings_redacted([text], patterns)[0]
 
-    def _json_strings(self, text: str, patterns: list[_Pattern]) -> str:
-        """`text` with each string it holds redacted as what the string decodes to, when `text` is
-        JSON text (a Codex tool call's arguments, an MCP tool's answer, a transcript line kept
-        unparsed: cut short or malformed). Escaped, a quote is `\\"` and a line break the letter
-        `n` after a backslash, where no pattern sees a quote or a line's start. A string that
-        changed is escaped again as JSON escapes it; every other byte of `text` stays."""
-        if not _json_text(text):
-            return text
-        # Strings without an escape read as they are written: the patterns see them in `text`.
-        escaped = _escaped_strings(text)
-        redacted = [decoded for _, decoded in escaped]
-        plain = [n for n, decoded in enumerate(redacted) if decoded.lstrip()[:1] not in ("{", "[")]
-        for n, text_of_plain in zip(plain, self._texts([redacted[n] for n in plain], patterns)):
-            redacted[n] = text_of_plain
-        for n in set(range(len(escaped))) - set(plain):
-            redacted[n] = self._string(redacted[n], patterns)  # a document in a string: its strings too
-        pieces, done = [], 0
-        for (m, decoded), after in zip(escaped, redacted):
-            if after != decoded:
-                body = m.group("body")
-                pieces += [text[done : m.start("body")], json.dumps(after, ensure_ascii=body.isascii())[1:-1]]
-                done = m.end("body")
-        if not pieces:
-            return text
-        pieces.append(text[done:])
-        return "".join(pieces)
+    def _strings_redacted(self, texts: list[str], patterns: list[_Pattern]) -> list[str]:
+        """Each of `texts` redacted: first each JSON string it holds with an escape as what the
+        string decodes to, wherever the string is (a Codex tool call's arguments, an MCP tool's
+        answer, a JSON file as the Read tool shows it, `curl -i` output, a log line, a string
+        literal), then each array of strings in it as a command line too (`_argvs`), then a JSON
+        document naming a secret key by its keys, then the text as written. Escaped, a quote is
+        `\\"`, a line break the letter `n` after a backslash and `/` may be `\\/`, where no pattern
+        sees a quote, a line's start or a URL. The decoded strings of all `texts` are redacted
+        together, the same way (a string inside a string is decoded in its turn). A string that
+        changed is written again from its first changed character to its last, as JSON escapes
+        it; every other byte stays."""
+        found = [self._read.get(id(text)) or _json_strings(text) for text in texts]
+        inner = [decoded for strings in found for n, decoded in enumerate(strings.decoded) if strings.escaped(n)]
+        redacted_inner = iter(self._strings_redacted(inner, patterns) if inner else [])
+        after = [
+            [next(redacted_inner) if strings.escaped(n) else d for n, d in enumerate(strings.decoded)]
+            for strings in found
+        ]
+        arrays = [(k, array) for k, strings in enumerate(found) for array in strings.arrays]
+        commands = self._argvs([[after[k][n] for n in array] for k, array in arrays], patterns) if arrays else []
+        for (k, array), words in zip(arrays, commands):
+            for n, word in zip(array, words):
+                after[k][n] = word
+        rewritten = [_rewritten(text, strings, now) for text, strings, now in zip(texts, found, after)]
+        return self._texts([self._document(text) for text in rewritten], patterns)
+
+    def _argvs(self, commands: list[list[str]], patterns: list[_Pattern]) -> list[list[str]]:
+        """Each of `commands` (a Codex `command` array, an MCP tool's `args`: lists of words)
+        redacted as the command line it makes (`_command_line`): a flag and its value (`-p`,
+        `PW`) are words of their own, which no pattern reads one at a time. Each secret found is
+        replaced in the word (or words) that held it. The command lines are read in one pass,
+        joined as `_texts` joins texts (each alone should a match take in a separator)."""
+        lines = [_command_line(words) for words in commands]
+        joined = _SEPARATOR.join(line for line, _ in lines)
+        if len(commands) > 1 and joined.count(_SEPARATOR) != len(commands) - 1:
+            return [self._argvs([words], patterns)[0] for words in commands]
+        counted = self.counts.copy()
+        _, edits = self._redacted(joined, patterns)
+        starts, places, owners, at = [], [], [], 0
+        for c, (line, words_at) in enumerate(lines):
+            starts.append(at)
+            places += [(at + first, at + last) for first, last in words_at]
+            owners += [(c, w) for w in range(len(words_at))]
+            at += len(line) + len(_SEPARATOR)
+        if len(commands) > 1 and any(
+            end > starts[c] + len(lines[c][0])
+            for start, end, _ in edits
+            for c in [bisect.bisect_right(starts, start) - 1]
+        ):
+            self.counts.clear()
+            self.counts.update(counted)
+            return [self._argvs([words], patterns)[0] for words in commands]
+        redacted, ends = [list(words) for words in commands], [last for _, last in places]
+        # From the last edit back, so that an edit's offsets in a word are still its own.
+        for start, end, mark in reversed(edits):
+            n = bisect.bisect_right(ends, start)  # the first word ending after the edit starts
+            while n < len(places) and places[n][0] < end:
+                (first, last), (c, w) = places[n], owners[n]
+                redacted[c][w] = (
+                    redacted[c][w][: max(start, first) - first] + mark + redacted[c][w][min(end, last) - first :]
+                )
+                n += 1
+        return redacted
 
     def _texts(self, texts: list[str], patterns: list[_Pattern]) -> list[str]:
         """`_text` of each of `texts`, in one pass over them all, joined by a separator that no
@@ -1228,16 +1274,22 @@ class Redactor:
         return matching
 
     def _text(self, value: str, patterns: list[_Pattern]) -> str:
+        return self._redacted(value, patterns)[0]
+
+    def _redacted(self, value: str, patterns: list[_Pattern]) -> tuple[str, list[tuple[int, int, str]]]:
+        """`value` redacted, and what was replaced: (start, end, mark) in `value`, in order."""
         if not patterns:  # a walk for secret keys only: no text to lower-case
-            return value
+            return value, []
         lowered = value.lower()
+        edits: list[tuple[int, int, str]] = []
         for pattern in patterns:
             if pattern.gate.open(value, lowered):
-                value, found = pattern.redact(value, lowered)
-                if found:
-                    self.counts[pattern.kind] += found
+                value, spans = pattern.redact(value, lowered)
+                if spans:
+                    self.counts[pattern.kind] += len(spans)
+                    edits = _composed(edits, spans, pattern.mark)
                     lowered = value.lower()
-        return value
+        return value, edits
 
     def summary(self) -> dict:
         return {"enabled": True, "counts": dict(sorted(self.counts.items())), "total": sum(self.counts.values())}
@@ -1332,57 +1384,111 @@ def _shortest(strings: list[bytes]) -> list[bytes]:
     ]
 
 
-def _strings(value) -> tuple[list[str], bool]:
-    """Every string (and dict key) inside a JSON-like value, and whether the value needs a
-    walk whatever the patterns find: a secret key holds a value, or a string is a JSON
-    document naming one."""
+def _strings(value) -> tuple[list[str], bool, dict[int, _Strings]]:
+    """Every string (and dict key) inside a JSON-like value, what the JSON strings inside them
+    decode to, and each list or array of strings as a command line; and whether the value needs
+    a walk whatever the patterns find: a secret key holds a value, or a string is a JSON
+    document naming one; and each string's JSON strings (`_json_strings`), by its id."""
     out: list[str] = []
     structured = False
+    read: dict[int, _Strings] = {}
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
             out.append(item)
             structured = structured or (item.lstrip()[:1] in ("{", "[") and _names_secret_key(item))
-            if _json_text(item):
-                pending.extend(decoded for _, decoded in _escaped_strings(item))
+            strings = read[id(item)] = _json_strings(item)
+            pending.extend(decoded for n, decoded in enumerate(strings.decoded) if strings.escaped(n))
+            out.extend(_command_line([strings.decoded[n] for n in array])[0] for array in strings.arrays)
         elif isinstance(item, list):
             pending.extend(item)
+            if _words(item):
+                out.append(_command_line(item)[0])
         elif isinstance(item, dict):
             for key, inner in item.items():
                 if isinstance(key, str):
                     out.append(key)
                     structured = structured or (is_secret_key(key) and _holds_value(inner))
                 pending.append(inner)
-    return out, structured
+    return out, structured, read
 
 
-# A string in JSON text and its body; at the end of a text cut short (a line kept as its head)
-# the last one may have no closing quote, or end inside an escape.
-_JSON_STRING = re.compile(r'"(?P<body>[^"\\]*+(?:\\.[^"\\]*+)*+)(?:"|\\?\Z)', re.DOTALL)
-_JSON_ESCAPE = re.compile(r"\\(?:u(?P<code>[0-9a-fA-F]{4})|(?P<char>.))", re.DOTALL)
+# A string in JSON text and its body. A JSON string never holds a line break, so each line starts
+# outside one: a quote that text before a JSON value leaves open misleads the reading of its own
+# line only. A string cut off (a line kept as its head, a Read tool's line cut at its width) may
+# have no closing quote, or end inside an escape.
+_JSON_STRING = re.compile(r'"(?P<body>[^"\\\n]*+(?:\\[^\n][^"\\\n]*+)*+)(?:"|\\?(?=\n)|\\?\Z)')
+# An escape as json.loads reads it (a surrogate pair's two escapes are one character); one it
+# does not know is read as it is written.
+_JSON_ESCAPE = re.compile(
+    r"\\(?:u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})|u(?P<code>[0-9a-fA-F]{4})|(?P<char>.))",
+    re.DOTALL,
+)
 _JSON_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
-
-
-def _json_text(text: str) -> bool:
-    """Whether `text` may be JSON text holding an escaped string (`_DOCUMENT_LIMIT` at most)."""
-    return text.lstrip()[:1] in ("{", "[") and "\\" in text and len(text) <= _DOCUMENT_LIMIT
-
-
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_WHITESPACE = " \t\r\n"
+_ARRAY_START = re.compile(r'\[[ \t\r\n]*+"')
+_ARRAY_END = re.compile(r"[ \t\r\n]*+\]")
 _SEPARATOR = "\n\0\n"
 
 
-def _escaped_strings(text: str) -> list[tuple[re.Match, str]]:
-    """Each string of JSON text `text` that holds an escape, and what it decodes to (all in one
-    call of the decoder when they are well formed)."""
-    found = [m for m in _JSON_STRING.finditer(text) if "\\" in m.group("body")]
-    if not found:
-        return []
+@dataclass(frozen=True)
+class _Strings:
+    """The JSON strings of a text that are read decoded: each holding an escape, and each of an
+    array of two strings or more (`arrays`: their places in `matches`)."""
+
+    matches: list[re.Match]
+    decoded: list[str]
+    arrays: list[list[int]]
+
+    def escaped(self, n: int) -> bool:
+        return "\\" in self.matches[n].group("body")
+
+
+_NO_STRINGS = _Strings([], [], [])
+
+
+def _json_strings(text: str) -> _Strings:
+    """The strings of `text` that redaction reads decoded, wherever they are in it (linear:
+    `_JSON_STRING` is possessive, and each gap between two strings is looked at once)."""
+    if '"' not in text or ("\\" not in text and "[" not in text):
+        return _NO_STRINGS
+    every = list(_JSON_STRING.finditer(text))
+    arrays: list[list[int]] = []
+    if "[" in text and "," in text:
+        # An array's first string follows its `[`; the run goes on while a comma alone separates two.
+        first_string = {m.start(): n for n, m in enumerate(every)}
+        for opening in _ARRAY_START.finditer(text):
+            n = first_string.get(opening.end() - 1)
+            if n is None:
+                continue
+            run = [n]
+            while n + 1 < len(every) and text[every[n].end() : every[n + 1].start()].strip(_WHITESPACE) == ",":
+                n += 1
+                run.append(n)
+            if len(run) >= 2 and _ARRAY_END.match(text, every[n].end()):
+                arrays.append(run)
+    in_arrays = {n for array in arrays for n in array}
+    kept = [n for n, m in enumerate(every) if n in in_arrays or "\\" in m.group("body")]
+    if not kept:
+        return _NO_STRINGS
+    place = {n: k for k, n in enumerate(kept)}
+    matches = [every[n] for n in kept]
+    return _Strings(matches, _decoded([m.group("body") for m in matches]), [[place[n] for n in a] for a in arrays])
+
+
+def _decoded(bodies: list[str]) -> list[str]:
+    """What each JSON string body decodes to (in one call of the decoder when all are well
+    formed)."""
+    escaped = [body for body in bodies if "\\" in body]
+    if not escaped:
+        return bodies
     try:
-        decoded = json.loads("[" + ",".join(f'"{m.group("body")}"' for m in found) + "]", strict=False)
+        decoded = iter(json.loads("[" + ",".join(f'"{body}"' for body in escaped) + "]", strict=False))
     except ValueError:
-        decoded = [_json_string_body(m.group("body")) for m in found]
-    return list(zip(found, decoded))
+        decoded = iter([_json_string_body(body) for body in escaped])
+    return [next(decoded) if "\\" in body else body for body in bodies]
 
 
 def _json_string_body(body: str) -> str:
@@ -1391,9 +1497,116 @@ def _json_string_body(body: str) -> str:
     try:
         return json.loads(f'"{body}"', strict=False)
     except ValueError:
-        return _JSON_ESCAPE.sub(
-            lambda m: chr(int(m["code"], 16)) if m["code"] else _JSON_ESCAPED.get(m["char"], m[0]), body
-        )
+        return _JSON_ESCAPE.sub(_unescaped, body)
+
+
+def _unescaped(m: re.Match) -> str:
+    if m["high"]:
+        return chr(0x10000 + ((int(m["high"], 16) - 0xD800) << 10) + int(m["low"], 16) - 0xDC00)
+    return chr(int(m["code"], 16)) if m["code"] else _JSON_ESCAPED.get(m["char"], m[0])
+
+
+def _rewritten(text: str, strings: _Strings, after: list[str]) -> str:
+    """`text` with each of `strings` whose redacted value (`after`) differs from what it decoded
+    to written again: from its first changed character to its last, escaped as JSON escapes
+    (`\\u` for every character beyond ASCII if the body had none; a lone surrogate as its escape,
+    so the text still encodes as UTF-8); the rest of the body as it was written."""
+    pieces, done = [], 0
+    for m, before, now in zip(strings.matches, strings.decoded, after):
+        if now == before:
+            continue
+        body, at = m.group("body"), m.start("body")
+        # The changed characters: from the first that differs to the last, counted from each end.
+        head = _common_prefix(before, now)
+        tail = _common_prefix(before[head:][::-1], now[head:][::-1])
+        first, head = _body_offset(body, head, up=False)
+        last, changed_end = _body_offset(body, len(before) - tail, up=True)
+        tail = len(before) - changed_end
+        pieces += [text[done : at + first], _escaped(now[head : len(now) - tail], body.isascii())]
+        done = at + last
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` begin with in common (a binary search of slices compared
+    in C: a string of megabytes is compared in a few dozen steps)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _body_offset(body: str, n: int, up: bool) -> tuple[int, int]:
+    """Where in `body` (a JSON string's, as written) character `n` of what it decodes to is
+    written, and that character's place: inside an escape that decodes to two characters (one
+    JSON does not know), the escape's start (`up`: its end) and the place of its first (after its
+    last) character."""
+    written = read = 0
+    for m in _JSON_ESCAPE.finditer(body):
+        literal = m.start() - written
+        if n < read + literal:
+            break
+        read, written = read + literal, m.start()
+        width = len(_unescaped(m))
+        if n < read + width:
+            return (m.end(), read + width) if up and n > read else (written, read)
+        read, written = read + width, m.end()
+    return written + (n - read), n
+
+
+def _escaped(value: str, ascii_only: bool) -> str:
+    """`value` as a JSON string's body, every lone surrogate as its escape."""
+    body = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+    return body if ascii_only else _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", body)
+
+
+def _words(value: list) -> bool:
+    """Whether a list may be a command's words: two strings or more, and nothing else."""
+    return len(value) >= 2 and all(isinstance(word, str) for word in value)
+
+
+def _command_line(words: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """`words` as a shell shows the command they make (joined by spaces; a word holding a space or
+    a tab in quotes, `'…'`, or `"…"` when it holds a `'`), and where each word's own characters
+    are in it."""
+    pieces, places, at = [], [], 0
+    for word in words:
+        quote = "" if " " not in word and "\t" not in word else ("'" if "'" not in word else '"')
+        places.append((at + len(quote), at + len(quote) + len(word)))
+        pieces.append(f"{quote}{word}{quote}")
+        at += len(pieces[-1]) + 1
+    return " ".join(pieces), places
+
+
+def _composed(edits: list[tuple[int, int, str]], spans: list[tuple[int, int]], mark: str) -> list[tuple[int, int, str]]:
+    """`edits` (start, end, mark: a text's replaced parts, in order), then `spans` (in order) of
+    the text they made replaced by `mark`, as replaced parts of the first text. A span that takes
+    in part of an earlier mark takes in all that mark replaced. One walk over both lists."""
+    composed: list[tuple[int, int, str]] = []
+    n, shift = 0, 0  # edits[:n] are passed; shift: the first text's length minus the made text's, up to there
+    for start, end in spans:
+        while n < len(edits) and edits[n][0] - shift + len(edits[n][2]) <= start:
+            composed.append(edits[n])
+            shift += edits[n][1] - edits[n][0] - len(edits[n][2])
+            n += 1
+        first = edits[n][0] if n < len(edits) and edits[n][0] - shift <= start else start + shift
+        last = None
+        while n < len(edits) and edits[n][0] - shift < end:  # an earlier mark the span takes in
+            begins = edits[n][0] - shift
+            shift += edits[n][1] - edits[n][0] - len(edits[n][2])
+            n += 1
+            if end <= begins + len(edits[n - 1][2]):
+                last = edits[n - 1][1]
+                break
+        composed.append((first, end + shift if last is None else last, mark))
+    return composed + edits[n:]
 
 
 def _holds_value(value) -> bool:

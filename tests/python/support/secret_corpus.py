@@ -648,7 +648,46 @@ SHAPES = {
     "in a transcript line kept unparsed (malformed)": lambda text: (
         json.dumps({"type": "user", "message": {"content": f"loaded:\n{text}\ndone"}})[:-1] + ",}"
     ),
+    # JSON that does not start the text: its strings' escapes hide a line's start everywhere.
+    "in a JSON file as the Read tool shows it": lambda text: _numbered(
+        json.dumps({"path": "deploy.env", "content": f"# deploy settings\n{text}\n"}, indent=2)
+    ),
+    "in `curl -i` output of a JSON answer": lambda text: (
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + json.dumps({"content": f"# settings\n{text}\n"})
+    ),
+    "in a log line holding JSON": lambda text: (
+        "2026-12-05T10:00:00Z INFO loaded " + json.dumps({"content": f"# deploy settings\n{text}\n"})
+    ),
+    "in a server-sent event's data": lambda text: "event: delta\ndata: " + json.dumps({"delta": f"ok\n{text}\n"}),
+    "in a JSON string literal": lambda text: json.dumps(f"# settings\n{text}\n"),
+    "in JSON with `/` escaped (PHP, Slack), after a prefix": lambda text: (
+        "response: " + json.dumps({"content": f"# deploy settings\n{text}\n"}).replace("/", "\\/")
+    ),
+    "in JSON with punctuation `\\u`-escaped, after a prefix": lambda text: (
+        'response: {"content": "' + "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in text) + '"}'
+    ),
 }
+
+
+def _numbered(text: str) -> str:
+    """`text` as Claude Code's Read tool returns a file: each line after its number and an arrow."""
+    return "".join(f"{n:>6}\u2192{line}\n" for n, line in enumerate(text.splitlines(), 1))
+
+
+# The planted formats that are command lines: each is also given as its words (`shlex.split`),
+# as Codex's `command` array and an MCP tool's `args` hold a command.
+COMMAND_LINE_FORMATS = (
+    "mysql -p password",
+    "--password=value",
+    "--password value",
+    "curl -u user:password",
+    "sshpass -p",
+    "redis-cli -a",
+    "openssl pass:",
+    "X-API-Key header",
+    "docker login -p",
+    "htpasswd -b",
+)
 
 
 def leaked(planted: Planted, text: str) -> bool:
