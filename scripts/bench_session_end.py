@@ -9,10 +9,14 @@ session whose transcript is `--mb` MB, its SessionEnd hook run as an agent runs 
 is in the index (written by the hook, or by the worker from the queue) and who wrote it. With
 `--cut S` the hook is killed (SIGKILL) S seconds after it starts, as an agent cuts it, and the
 savepoint must still come (from the queue). `--code DIR` runs another build's client folder
-(e.g. a `git archive` of main's `client/`) in turn with this one's, run by run.
+(e.g. a `git archive` of main's `client/`) in turn with this one's, run by run. `--agent codex`
+or `gemini`: that agent's SessionEnd (`hook --agent …`) on a made-up session file of `--mb` MB
+(a Codex rollout, a Gemini chat file: user and assistant messages, tool calls with 4 KB outputs)
+never read before, which the hook reads into the conversation document (transcript/agents.py).
 
 Usage: nice -n 10 .venv/bin/python scripts/bench_session_end.py [--mb 50 100] [--runs 3]
-                                                              [--real] [--cut 3] [--code DIR] [--json]
+                                                              [--real] [--cut 3] [--code DIR]
+                                                              [--agent claude|codex|gemini] [--json]
 """
 
 from __future__ import annotations
@@ -44,23 +48,67 @@ MB = 1_000_000
 SAVED_WITHIN_SECONDS = 300.0
 
 
-def command(code: Path | None) -> list[str]:
+def command(code: Path | None, agent: str) -> list[str]:
     """The hook's command line: the installed precompact, or the client folder `code`'s."""
+    hook = ["hook"] if agent == "claude" else ["hook", "--agent", agent]
     if code is None:
-        return [PRECOMPACT, "hook"]
+        return [PRECOMPACT, *hook]
     started = f"import sys; sys.path.insert(0, {str(code)!r}); from precompact.edges.command import main; main()"
-    return [sys.executable, "-I", "-c", started, "hook"]
+    return [sys.executable, "-I", "-c", started, *hook]
 
 
-def one_run(scratch: Path, transcript: Path, code: Path | None, cut: float | None, name: str) -> dict:
+SESSION_ID = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+
+
+def agent_session_file(path: Path, agent: str, size: int, cwd: Path) -> None:
+    """A made-up Codex rollout or Gemini chat file of about `size` bytes: turns of a user
+    message, a tool call with a 4 KB output and the assistant's answer."""
+    output = "Process exited with code 0\nOutput:\n" + "x" * 4000
+    with path.open("w") as f:
+        if agent == "codex":
+            meta = {"id": SESSION_ID, "cwd": str(cwd), "cli_version": "0.171.0"}
+            f.write(json.dumps({"ordinal": 0, "type": "session_meta", "payload": meta}) + "\n")
+        else:
+            f.write(
+                json.dumps({"sessionId": SESSION_ID, "startTime": "2026-12-05T10:00:00.000Z", "kind": "main"}) + "\n"
+            )
+        n = 0
+        while f.tell() < size:
+            n += 1
+            if agent == "codex":
+                items = [
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"step {n}"}]},
+                    {
+                        "type": "function_call",
+                        "name": "exec_command",
+                        "arguments": json.dumps({"cmd": f"cat {n}"}),
+                        "call_id": f"c{n}",
+                    },
+                    {"type": "function_call_output", "call_id": f"c{n}", "output": output},
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"done {n}"}]},
+                ]
+                for item in items:
+                    f.write(json.dumps({"ordinal": n, "type": "response_item", "payload": item}) + "\n")
+            else:
+                stamp = "2026-12-05T10:00:00.000Z"
+                f.write(
+                    json.dumps({"id": f"u{n}", "timestamp": stamp, "type": "user", "content": [{"text": f"step {n}"}]})
+                    + "\n"
+                )
+                said = {"id": f"g{n}", "timestamp": stamp, "type": "gemini", "content": f"done {n}: {output}"}
+                f.write(json.dumps(said) + "\n")
+
+
+def one_run(scratch: Path, transcript: Path, code: Path | None, cut: float | None, name: str, agent: str) -> dict:
     project = new_project(scratch, f"{name}-{'other' if code else 'this'}", git_layer=False, chain_layer=False)
-    event = json.dumps(payload("SessionEnd", project.path, transcript, reason="exit")).encode()
+    extra = {} if agent == "claude" else {"session_id": SESSION_ID}
+    event = json.dumps(payload("SessionEnd", project.path, transcript, reason="exit", **extra)).encode()
     with tempfile.TemporaryFile() as given:
         given.write(event)
         given.seek(0)
         began = time.perf_counter()
         hook = subprocess.Popen(
-            command(code), stdin=given, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=project.path
+            command(code, agent), stdin=given, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=project.path
         )
         killed = False
         while True:  # polled, so that the kernel's account of the process (wait4) is ours to take
@@ -106,6 +154,7 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="a session reading the standard library's sources")
     parser.add_argument("--cut", type=float, help="kill the hook this many seconds after it starts")
     parser.add_argument("--code", type=Path, help="another build's client folder, run in turn with this one")
+    parser.add_argument("--agent", choices=["claude", "codex", "gemini"], default="claude")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results: dict = {"load": os.getloadavg(), "sizes": {}}
@@ -113,11 +162,14 @@ def main() -> None:
         scratch = Path(scratch_name)
         for mb in args.mb:
             transcript = scratch / f"t{mb}.jsonl"
-            generate(transcript, mb * MB, project=scratch, sources=stdlib_sources() if args.real else ())
+            if args.agent == "claude":
+                generate(transcript, mb * MB, project=scratch, sources=stdlib_sources() if args.real else ())
+            else:
+                agent_session_file(transcript, args.agent, mb * MB, scratch)
             rows = []
             for run in range(args.runs):
                 for code in (None, args.code) if args.code else (None,):
-                    rows.append(one_run(scratch, transcript, code, args.cut, f"p{mb}-{run}"))
+                    rows.append(one_run(scratch, transcript, code, args.cut, f"p{mb}-{run}", args.agent))
                     if not args.json:
                         print(mb, "MB", rows[-1], f"load {os.getloadavg()[0]:.1f}", flush=True)
             mine = [r for r in rows if r["build"] == "this"]

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -19,11 +20,15 @@ from jsonschema import Draft202012Validator
 from solders.keypair import Keypair
 
 from precompact.boundary import git_env, logs_dir, private_file, quoting
+from precompact.config import settings as configuration
 from precompact.edges import mcp_server
+from precompact.local import savepoint_log, snapshot
+from precompact.ops import compaction
 from support.commands import PRECOMPACT, precompact
 from support.conversations import START, Conversation, save
 from support.localnet import REPO
 from support.projects import Project, new_project
+from support.transcript_gen import generate
 
 CODEX_SESSION = "01a2355d-d3df-7661-851d-76b764947144"
 
@@ -163,6 +168,31 @@ def test_projects_prints_the_time_an_index_states_only_quoted(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert f'{alpha.path}  "Trial #1"  1 savepoint(s), last {json.dumps(forged, ensure_ascii=False)}' in listed.stdout
     assert not [line for line in listed.stdout.splitlines() if line.startswith("/elsewhere")], listed.stdout
+
+
+def test_projects_gives_the_last_savepoint_s_hook_time_for_one_written_from_its_queue(tmp_path):
+    """A SessionEnd queued its savepoint; the worker wrote it 2 s later: `projects` says when the
+    hook saved it (`queued_at`), as `status` does, not when it was written."""
+    machine = Machine(tmp_path)
+    alpha = machine.project("alpha")
+    transcript = generate(tmp_path / "alpha.jsonl", 8_000, project=alpha.path).path
+    loaded = configuration.load(alpha.path)
+    ended = snapshot.Session(
+        session_id="s-alpha-end", transcript_path=str(transcript), cwd=str(alpha.path), trigger="session_end"
+    )
+    snapshot.queue(compaction.layer_1(loaded), ended, reason=None)
+    time.sleep(2.1)
+    assert compaction.write_queued(loaded).savepoints == 1
+    [saved] = savepoint_log.savepoints(alpha.logs)
+    assert saved.written_later and saved.made_timestamp != saved.timestamp
+
+    listed = machine.run(tmp_path, "projects", "--json")
+
+    assert listed.returncode == 0, listed.stderr
+    [project] = [p for p in json.loads(listed.stdout)["projects"] if Path(p["path"]).name == "alpha"]
+    assert project["last_savepoint"] == saved.made_timestamp, (project, saved.timestamp)
+    text = machine.run(tmp_path, "projects").stdout
+    assert f'{alpha.path}  "Trial #1"  1 savepoint(s), last {saved.made_timestamp}\n' in text, text
 
 
 def test_projects_prints_a_directory_name_and_why_its_index_cannot_be_read_only_quoted(tmp_path):

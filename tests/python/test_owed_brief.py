@@ -9,6 +9,7 @@ runs its steps itself."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
@@ -184,6 +185,44 @@ def test_a_brief_still_owed_when_its_time_is_up_is_dropped_with_a_line_naming_th
     compaction.write_queued(compacted.loaded)
     assert compacted.hook("UserPromptSubmit", prompt="and now?") is None
     assert compacted.deliveries() == []
+
+
+def test_an_owed_brief_no_event_comes_for_is_removed_by_the_worker_once_its_time_is_up(compacted, monkeypatch):
+    """The session ends, or is resumed under another session id, before a prompt of it takes the
+    brief: no event of that id ever reads the file, so the worker removes it once OWED_SECONDS
+    are up, with a line; one still within its time stays, and so do the session's other files."""
+    start_while_the_index_is_busy(compacted)
+    compaction.write_queued(compacted.loaded)  # the worker writes the savepoint; no prompt of the session follows
+    pending = compacted.project.path / PENDING
+    # Left by a taker killed while giving another session's brief, as long ago.
+    record = json.dumps({"session_id": "killed-taker", "source": "resume", "since": time.time()}).encode()
+    (pending / "killed-taker.brief-taking").write_bytes(provenance.stamped(addendum.OWED_PURPOSE, record))
+    (pending / "foreign.brief").write_text(json.dumps({"session_id": "foreign", "source": "compact", "since": 0}))
+    assert addendum.prepare(compacted.loaded) == []
+    assert compacted.owed() and (pending / "killed-taker.brief-taking").exists()
+    assert not (pending / "foreign.brief").exists(), "not stamped here: never given, removed"
+
+    monkeypatch.setattr(addendum, "OWED_SECONDS", 0.0)
+    notes = addendum.prepare(compacted.loaded)
+
+    assert not compacted.owed() and not (pending / "killed-taker.brief-taking").exists()
+    late = "start was never given: no prompt or tool call of that session came within 0 minutes of it; removed"
+    assert notes == [
+        f'the brief owed to session {SESSION} since its "compact" {late}',
+        f'the brief owed to session killed-taker since its "resume" {late}',
+    ]
+    assert compacted.hook("UserPromptSubmit", prompt="back at last") is None
+    assert compacted.deliveries() == []
+
+
+def test_the_worker_leaves_an_owed_brief_an_event_is_giving_to_it(compacted, monkeypatch):
+    start_while_the_index_is_busy(compacted)
+    monkeypatch.setattr(addendum, "OWED_SECONDS", 0.0)
+    owed = compacted.project.path / PENDING / f"{SESSION}.brief"
+    with owed.open("rb") as taking:
+        fcntl.flock(taking.fileno(), fcntl.LOCK_EX)  # an event's take_once holds it
+        assert addendum.prepare(compacted.loaded) == []
+        assert owed.exists()
 
 
 def test_an_owed_brief_this_machine_did_not_stamp_is_removed_and_gives_nothing(compacted):

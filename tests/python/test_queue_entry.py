@@ -303,6 +303,40 @@ def test_a_savepoint_written_from_the_queue_keeps_its_hook_s_time_and_newest_rea
     assert capture.to_brief(savepoint_log.savepoints(project.logs), "s-C0000000001", "resume") == b
 
 
+def test_plain_resurrect_brings_back_the_newest_conversation_by_its_hook_s_time_whatever_order_the_queue_was_written_in(
+    tmp_path,
+):
+    """Two sessions end while the index is busy: A's SessionEnd queues its savepoint, B's queues
+    its own 2 s later and writes it itself once the lock is free (SessionEnd writes its own entry
+    first), then the worker writes A's. Savepoint 2 is A's, saved earlier: `resurrect` with no
+    `--sequence` or `--at` brings back B's (the last conversation the user lived through), says
+    no newer savepoint was skipped, and --at before B's hook still picks A's."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    first = generate(tmp_path / "a.jsonl", 8_000, project=project.path).path
+    second = generate(tmp_path / "b.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    snapshot.queue(settings, session_of(project, first, session_id="s-A0000000001", trigger="session_end"), reason=None)
+    time.sleep(2.1)
+    b_entry = snapshot.queue(
+        settings, session_of(project, second, session_id="s-B0000000001", trigger="session_end"), reason=None
+    )
+    assert snapshot.write_entry(settings, b_entry, 1.0, capture.holder).written is not None  # B's own hook
+    assert compaction.write_queued(configuration.load(project.path)).savepoints == 1  # the worker: A's
+    b, a = savepoint_log.savepoints(project.logs)
+    assert (b.session_id, a.session_id) == ("s-B0000000001", "s-A0000000001")
+    assert a.queued_at is not None and b.queued_at is not None and a.queued_at < b.queued_at
+
+    shown = precompact(project.path, "resurrect", "--json")
+
+    assert shown.returncode == 0, (shown.stdout, shown.stderr)
+    found = json.loads(shown.stdout)
+    assert found["sequence"] == 1, found  # B's
+    assert found["later_savepoints"] == 0 and "skipped" not in shown.stderr, shown.stderr
+    before_b = datetime.fromtimestamp(b.queued_at - 1, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = json.loads(precompact(project.path, "resurrect", "--json", "--at", before_b).stdout)
+    assert (at["sequence"], at["later_savepoints"]) == (2, 1), at
+
+
 # F6: the transcript as the hook saw it.
 
 

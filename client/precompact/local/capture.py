@@ -293,8 +293,17 @@ def before_compaction(savepoint: savepoint_log.Savepoint, entries: list) -> int:
 
 
 def latest_with_conversation(saved: list[savepoint_log.Savepoint]) -> savepoint_log.Savepoint | None:
+    """The newest savepoint holding a conversation by when its hook saved it (`made_at`), not by
+    when it was written: two queued savepoints may be written in the reverse order (a SessionEnd
+    writes its own entry while an earlier one waits for the worker). Of equals, the last written."""
     held = [s for s in saved if not is_empty(s)]
-    return held[-1] if held else None
+    return max(reversed(held), key=lambda s: s.made_at) if held else None
+
+
+def newer(saved: list[savepoint_log.Savepoint], than: savepoint_log.Savepoint) -> int:
+    """How many of `saved` are newer than `than` as `latest_with_conversation` orders them: saved
+    later by their hook, or at the same second and written after it."""
+    return sum((s.made_at, s.sequence) > (than.made_at, than.sequence) for s in saved)
 
 
 def transcripts(cwd: Path, home: Path | None = None) -> list[Path]:

@@ -31,13 +31,16 @@ entry looks for the three it acts on with three stats, before importing anything
   and owes it the brief. The first prompt or tool call after the savepoint is written takes the
   file (logs_dir.take_once, so two events racing give it once) and gives the brief's first part,
   with the addendum when that is ready too (ops/compaction.py). Stamped like the addendum; kept
-  at most OWED_SECONDS, then dropped with a logged line.
+  at most OWED_SECONDS, then dropped with a logged line: by the session's next prompt or tool
+  call, or, where none comes (the session ended, or was resumed under another session id), by
+  the worker (`_sweep_owed`), so the directory never grows with them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -171,6 +174,14 @@ def owed_brief(loaded: configuration.Config, session_id: object) -> OwedBrief | 
     except OSError:  # a link, a FIFO, oversized: not a file precompact wrote
         logs_dir.remove(loaded.logs, name)
         return None
+    owed = _owed_record(stored, stem)
+    if owed is None:
+        logs_dir.remove(loaded.logs, name)
+    return owed
+
+
+def _owed_record(stored: bytes, stem: str) -> OwedBrief | None:
+    """The owed brief in a `.brief` file's bytes, if this machine stamped it for session `stem`."""
     record = provenance.made_here(OWED_PURPOSE, stored)
     found = None
     with contextlib.suppress(ValueError):
@@ -181,9 +192,46 @@ def owed_brief(loaded: configuration.Config, session_id: object) -> OwedBrief | 
         or not isinstance(found.get("source"), str)
         or not isinstance(found.get("since"), int | float)
     ):
-        logs_dir.remove(loaded.logs, name)
         return None
     return OwedBrief(source=found["source"], since=float(found["since"]))
+
+
+def _sweep_owed(loaded: configuration.Config, now: float) -> list[str]:
+    """Removes the owed briefs no event will give (the worker, which owns this directory's
+    upkeep): each owed OWED_SECONDS ago or longer (its session sent no prompt or tool call since,
+    or was resumed under another session id, whose start owes the brief under that id), and each
+    this machine did not stamp. Each under the lock its takers take (logs_dir.take_once): one an
+    event is giving now is left to it. A line for each owed one removed."""
+    notes = []
+    for leaf in sorted(logs_dir.names_in(loaded.logs, discovery.PENDING_DIR)):
+        stem = leaf.removesuffix(discovery.OWED_SUFFIX).removesuffix(OWED_TAKING_SUFFIX)
+        if stem == leaf or discovery.pending_name(stem) is None:
+            continue
+        name = _name(stem, leaf[len(stem) :])
+        try:
+            stored = logs_dir.read_bytes(loaded.logs, name, limit=MAX_OWED_BYTES)
+        except FileNotFoundError:
+            continue  # given meanwhile
+        except OSError:  # a link, a FIFO, oversized: not a file precompact wrote
+            logs_dir.remove(loaded.logs, name)
+            continue
+        owed = _owed_record(stored, stem)
+        if owed is not None and now - owed.since < OWED_SECONDS:
+            continue
+        try:
+            taken = logs_dir.take_once(loaded.logs, name, name, limit=MAX_OWED_BYTES)
+        except logs_dir.ConfinementError:
+            logs_dir.remove(loaded.logs, name)
+            continue
+        if taken is not None and taken != stored:
+            # A session start owed the brief anew between the read and the take: it stays owed.
+            logs_dir.write_atomic(loaded.logs, _name(stem, discovery.OWED_SUFFIX), taken)
+        elif taken is not None and owed is not None:
+            notes.append(
+                f"the brief owed to session {stem} since its {quoting.inline(owed.source)} start was never given: "
+                f"no prompt or tool call of that session came within {OWED_SECONDS / 60:.0f} minutes of it; removed"
+            )
+    return notes
 
 
 def settle_brief(loaded: configuration.Config, session_id: object) -> bool:
@@ -301,8 +349,9 @@ def _take_back_killed_claims(loaded: configuration.Config) -> list[str]:
 
 def prepare(loaded: configuration.Config) -> list[str]:
     """The worker, holding the project's worker lock: every addendum asked for, computed and kept
-    pending; what it has to say of those it could not make (one line each)."""
-    notes = _take_back_killed_claims(loaded)
+    pending; what it has to say of those it could not make (one line each). Owed briefs no
+    event will give are removed (`_sweep_owed`)."""
+    notes = [*_sweep_owed(loaded, time.time()), *_take_back_killed_claims(loaded)]
     for stem in _requests(loaded):
         computing = _name(stem, COMPUTING_SUFFIX)
         if not logs_dir.claim(loaded.logs, _name(stem, REQUEST_SUFFIX), computing):

@@ -63,8 +63,11 @@ def projects() -> list[Project]:
         except (OSError, PrecompactError) as e:
             listed.append(Project(found.path, found.instances, found.registered, True, reason=str(e)))
             continue
-        newest = max((s.timestamp for s in saved if s.timestamp), default=None)
-        listed.append(Project(found.path, found.instances, found.registered, True, len(saved), newest))
+        # When its hook saved it: one written later from its queue entry holds the conversation as
+        # it was then (docs/sessions.md), and may be written after a savepoint saved later.
+        newest = max(reversed(saved), key=lambda s: s.made_at, default=None)
+        last = newest.made_timestamp if newest is not None else None
+        listed.append(Project(found.path, found.instances, found.registered, True, len(saved), last))
     return listed
 
 

@@ -63,7 +63,7 @@ class Resurrection(Record):
     instance: str  # whose savepoint came back
     into: str  # the instance running now
     savepoint: savepoint_log.Savepoint
-    later: int  # savepoints of `instance` newer than this one
+    later: int  # savepoints of `instance` newer than this one, by their hook's time (capture.newer)
     path: Path  # the snapshot on disk
     _contents: snapshot.SnapshotReader  # read through `contents`, which refuses what no root vouches for
     checks: dict[str, Check]
@@ -289,6 +289,8 @@ def _kept(
     the savepoint, else (read from a branch: another instance's, or this one's where logs/ does not
     index it, as on a second machine) beside that branch in precompact's git directory, as
     `recall --from` keeps it: in logs/ it would have no index line."""
+    from precompact.local import capture
+
     logs, path = config.logs, config.root / target.snapshot_file
     if source != LOCAL_INDEX and remote is not None:
         # Here only: a session start, which reads logs/ alone, must not import GitPython.
@@ -307,7 +309,7 @@ def _kept(
         name,
         config.instance,
         target,
-        sum(s.sequence > target.sequence for s in savepoints),
+        capture.newer(savepoints, target),
         path,
         reader,
         checked.checks,
