@@ -41,7 +41,7 @@ class Destinations:
     cannot be told (then it collides with nothing)."""
 
     branch: tuple[str, str] | None  # (the remote URL as compared, the instance's branch)
-    record: tuple[str, str] | None  # (program id, authority): the instance's account with the instance
+    record: tuple[str, str] | None  # (program id, authority): with the instance, its account's PDA
 
     @classmethod
     def of(cls, config: Config) -> Destinations:
