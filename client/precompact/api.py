@@ -652,6 +652,14 @@ def cluster_answers(cluster: str) -> bool:
     return project_init.answers(cluster)
 
 
+def refuse_shared_chain(config: Config) -> None:
+    """`trust`'s refusal of a configuration whose savepoints would share a chain with another
+    project's on this machine (ops.instance_collision), as `init` refuses it."""
+    from precompact.ops import instance_collision
+
+    instance_collision.refuse(config, "trust")
+
+
 def init_project(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Callable[[str], None]) -> dict:
     """`init`: the configuration, the signing key, the age identity, the faucet and logs out of
     git status (ops.project_init.init); returns what was written and created."""

@@ -252,11 +252,15 @@ def second_machine(tmp_path: Path, project: Project) -> Path:
     machine.mkdir()
     path = machine / "project"
     subprocess.run(["git", "clone", "-q", str(project.remote), str(path)], check=True, capture_output=True)
-    result = precompact(path, "init", "--yes", "--instance", project.instance, "--keypair", str(machine / "id.json"))
+    # Its own project registry, as a machine has: on this one, init and trust would refuse an
+    # instance the first project pushes to the same remote.
+    elsewhere = {"XDG_DATA_HOME": str(machine / "data")}
+    args = ("init", "--yes", "--instance", project.instance, "--keypair", str(machine / "id.json"))
+    result = precompact(path, *args, env=elsewhere)
     assert result.returncode == 0, out(result)
     config = path / ".precompact.toml"
     config.write_text(config.read_text().replace("chain = true", "chain = false"))
-    trust(path)
+    trust(path, env=elsewhere)
     return path
 
 

@@ -107,7 +107,10 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     run_git(project.parent, "clone", "-q", str(remote), str(elsewhere))
     config = f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{key_beside(elsewhere, "absent.json")}"\nauthority = "{authority.pubkey()}"\n'
     (elsewhere / ".precompact.toml").write_text(config)
-    trust(elsewhere)
+    # Another machine, with a project registry of its own: on this one, trust would refuse the
+    # instance the first project writes to the same remote and record.
+    another_machine = {"XDG_DATA_HOME": str(project.parent / "elsewhere-data")}
+    trust(elsewhere, env=another_machine)
     monkeypatch.chdir(elsewhere)
     # The savepoints went encrypted (init's default): without the identity, one line says so.
     missing = invoke("resurrect")
@@ -120,7 +123,7 @@ def test_resurrection_from_a_fresh_clone_with_only_the_public_key(workspace, loc
     (elsewhere / ".precompact.toml").write_text(
         f'{config}[encryption]\nidentity = "{project.parent / configuration.IDENTITY_NAME}"\n'
     )
-    trust(elsewhere)
+    trust(elsewhere, env=another_machine)
     result = invoke("resurrect", "--format", "json")
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)

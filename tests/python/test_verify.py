@@ -214,8 +214,10 @@ def test_an_empty_index_is_not_verified_while_the_remote_holds_savepoints(tmp_pa
         f"✓ nothing to verify: the index holds no savepoint, origin's {project.branch} does not exist, chain off"
     )
     assert precompact(project.path, "savepoint", "--no-transcript").returncode == 3  # saved; the chain is off
+    # Moved, not copied beside it: a copy on this machine would write the same chain, which
+    # `trust` refuses (docs/setup.md, "Two projects on one machine").
     copy = tmp_path / "copy"
-    shutil.copytree(project.path, copy, symlinks=True)
+    shutil.move(project.path, copy)
     trust(copy)
     (copy / "logs" / "precompact-savepoint.jsonl").unlink()
 

@@ -379,6 +379,9 @@ def trust(repo, yes, as_json) -> None:
             f"git.repository in {path} is {loaded.repository}, not {repo}; pass --repo only for the repository the file names"
         )
     configuration.check_repository(loaded, worktree, allowed)
+    from precompact import api
+
+    api.refuse_shared_chain(loaded)
     settings = review.settings(loaded)
     before = config_trust.approval(path)
     previous = before.settings if before else {}
@@ -402,8 +405,6 @@ def trust(repo, yes, as_json) -> None:
     # said first, counted against the keys the user already holds, never against the
     # chain.authority this file sets (a file naming the key its own logs/ is signed with would
     # vouch for itself).
-    from precompact import api
-
     approved_authority = loaded.authority if previous.get("chain.authority") == settings["chain.authority"] else None
     said = {
         "authority": api.new_authority(loaded, approved_authority),

@@ -77,6 +77,7 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     steps: list[tuple[str, Callable[[configuration.Config], Check | None]]] = [
         ("cluster and balance", _keypair_and_balance),
         ("git url", _recorded_url),
+        ("instance", _shared_chain),
         ("git remote", _remote),
         ("encryption identity", _identity),
         ("worker", _worker),
@@ -627,6 +628,25 @@ def _recorded_url(loaded: configuration.Config) -> Check | None:
             f"savepoints go only to git.url {approved}, as approved; remote {remote} names the same URL with credentials, which precompact does not use (a push authenticates through your own git configuration: the git remote check says whether it does)",
         )
     return Check("git url", True, f"savepoints go only to git.url {approved}, as approved")
+
+
+def _shared_chain(loaded: configuration.Config) -> Check | None:
+    """Other projects on this machine that write this instance to the same branch or record (set
+    up before `init` and `trust` refused it: ops.instance_collision): each hides the other's
+    savepoints. Nothing to say when there are none."""
+    from precompact.ops import instance_collision
+
+    found = instance_collision.collisions(loaded)
+    if not found:
+        return None
+    others = "; ".join(f"{quoting.path(c.other)} writes it to {c.written_to}" for c in found)
+    renamed = shlex.quote(instance_collision.another_name(loaded.instance))
+    return Check(
+        "instance",
+        False,
+        f"{quoting.inline(loaded.instance)} is also another project's on this machine ({others}): two projects writing one chain hide each other's savepoints",
+        f"give one of them another instance: `precompact init --force --instance {renamed}` there",
+    )
 
 
 def _remote(loaded: configuration.Config) -> Check | None:

@@ -21,6 +21,7 @@ from precompact.config import settings as configuration
 from precompact.config.init_choices import InitChoices
 from precompact.config.settings import Config, ConfigError
 from precompact.errors import PrecompactError
+from precompact.ops import instance_collision
 
 AIRDROP_LAMPORTS = 1_000_000_000
 AIRDROP_WAIT_SECONDS = 30
@@ -98,12 +99,8 @@ def write_config(root: Path, values: dict, force: bool, kept: dict | None = None
     not parse is refused before anything is written; a file that does not load is removed again,
     so a failed init leaves no configuration behind."""
     path = config_path(root, force)
-    text = configuration.render(values) if kept is None else configuration.render_kept(_over(kept, values), values)
-    content = text.encode("utf-8")
-    try:
-        configuration.parse(root, content, environ={})
-    except ConfigError as e:
-        raise InitError(str(e)) from None
+    content = _rendered(values, kept)
+    _parsed(root, content)
     try:
         (private_file.replace if force else private_file.create)(path, content)
     except FileExistsError:
@@ -118,6 +115,21 @@ def write_config(root: Path, values: dict, force: bool, kept: dict | None = None
     except ConfigError as e:
         if kept is None:
             path.unlink()
+        raise InitError(str(e)) from None
+
+
+def _rendered(values: dict, kept: dict | None) -> bytes:
+    """The bytes of the configuration `values` make (over the settings `kept`, when given)."""
+    text = configuration.render(values) if kept is None else configuration.render_kept(_over(kept, values), values)
+    return text.encode("utf-8")
+
+
+def _parsed(root: Path, content: bytes) -> Config:
+    """The configuration `content` is at `root`, as its hooks will read it (no environment);
+    InitError when it does not parse."""
+    try:
+        return configuration.parse(root, content, environ={})
+    except ConfigError as e:
         raise InitError(str(e)) from None
 
 
@@ -281,6 +293,9 @@ def init(root: Path, choices: InitChoices, say: Callable[[str], None], warn: Cal
     path = config_path(root, choices.force)
     kept = choices.kept
     values = _settings(root, choices)
+    # Before anything is written or made: another project on this machine writing this instance
+    # to the same branch or record would hide this one's savepoints, and this one its.
+    instance_collision.refuse(_parsed(root, _rendered(values, kept)), "init")
     done: dict = {
         "config": str(path),
         "instance": values["instance"],

@@ -150,9 +150,10 @@ def new_project(
     return Project(path, remote, keypair_file, instance)
 
 
-def trust(path: Path, *args: str) -> None:
-    """`precompact trust` in `path`: approves the configuration a test wrote or changed."""
-    done = precompact(path, "trust", "--yes", *args)
+def trust(path: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    """`precompact trust` in `path`: approves the configuration a test wrote or changed (`env`:
+    over the test's environment, e.g. another machine's project registry)."""
+    done = precompact(path, "trust", "--yes", *args, env=env)
     assert done.returncode == 0, done.stderr
 
 

@@ -1,0 +1,208 @@
+"""Two projects on one machine that would write one chain of savepoints (review13b F4, setup half):
+`init` and `trust` refuse the second, naming the first and the fix; `doctor` names a pair set up
+before they did. Colliding is writing the same instance to the same remote's branch, or to the same
+on-chain record (the same authority, chain on): projects with their own remote and key share an
+instance name freely, and so do the work trees of one repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from precompact.config import settings as configuration
+from precompact.local import registry
+from support.commands import INSTANCE, precompact, run_git
+from support.projects import CLOSED_PORT_URL, approve_as_is, new_project
+
+RENAMED = f"{INSTANCE} (2)"
+
+
+def repository(path: Path) -> Path:
+    """A git repository at `path` with one commit."""
+    path.mkdir(parents=True)
+    run_git(path, "init", "-q", "-b", "main")
+    run_git(
+        path,
+        "-c",
+        "user.name=Dev",
+        "-c",
+        "user.email=dev@example.invalid",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "initial",
+    )
+    return path
+
+
+def init(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """`init --json` of INSTANCE, chain off, in clear: only the git remote can be shared."""
+    return precompact(project, "init", "--json", "--instance", INSTANCE, "--chain", "off", "--no-encrypt", *args)
+
+
+def two_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """Two clones of one repository (one remote) on this machine, the first set up with INSTANCE."""
+    origin = repository(tmp_path / "origin")
+    for name in ("a", "b"):
+        subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / name)], check=True)
+    first = init(tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    return tmp_path / "a", tmp_path / "b"
+
+
+def refusal(done: subprocess.CompletedProcess) -> str:
+    """The one line a refused `--json` command gives in the error schema, exit 1."""
+    assert done.returncode == 1, done.stdout + done.stderr
+    failure = json.loads(done.stdout)
+    assert failure["exit_code"] == 1
+    [line] = failure["error"].splitlines()
+    return line
+
+
+def test_init_refuses_an_instance_another_clone_pushes_to_the_same_branch(tmp_path):
+    """review13b F4: `init` of NAME in a second clone, NAME already the first clone's, said
+    nothing; each clone's push then hid the other's savepoints."""
+    a, b = two_clones(tmp_path)
+    line = refusal(init(b, "--keypair", str(tmp_path / "b-id.json")))
+    assert line.startswith(
+        f'the instance "{INSTANCE}" is already this machine\'s project {a}, which writes it to the same git branch (precompact/savepoints-'
+    ), line
+    assert f'at "{tmp_path / "origin"}")' in line, "the remote named as compared"
+    assert (
+        f'two projects writing one chain hide each other\'s savepoints; pass another --instance (e.g. "{RENAMED}"), or work in {a}'
+        in line
+    )
+    assert not (b / configuration.CONFIG_NAME).exists() and not (tmp_path / "b-id.json").exists(), (
+        "refused before anything is written or made"
+    )
+    plain = precompact(b, "init", "--yes", "--instance", INSTANCE, "--chain", "off", "--no-encrypt")
+    assert plain.returncode == 1 and len(plain.stderr.strip().splitlines()) == 1, plain.stderr
+    assert "is already this machine's project" in plain.stderr
+    other = precompact(b, "init", "--json", "--instance", RENAMED, "--chain", "off", "--no-encrypt")
+    assert other.returncode == 0, other.stderr
+    again = init(a, "--force")
+    assert again.returncode == 0, "the project that holds the instance sets itself up again"
+
+
+def test_the_same_remote_spelled_another_way_is_the_same_branch(tmp_path):
+    """The remote's URL compared as precompact reads it: a file:// URL, or a link, to the same
+    bare repository is the same remote."""
+    origin = repository(tmp_path / "origin")
+    (tmp_path / "link").symlink_to(origin)
+    a = repository(tmp_path / "a")
+    b = repository(tmp_path / "b")
+    run_git(a, "remote", "add", "origin", f"file://{origin}")
+    run_git(b, "remote", "add", "origin", str(tmp_path / "link"))
+    assert init(a).returncode == 0
+    assert "which writes it to the same git branch" in refusal(init(b))
+
+
+def test_init_refuses_an_instance_another_project_records_with_the_same_key(tmp_path):
+    """Chain on in both with one signing key: the same on-chain record, whatever the remotes."""
+    first = new_project(tmp_path, "a", git_layer=True, chain_layer=True, instance=INSTANCE)
+    second = repository(tmp_path / "b")
+    run_git(second, "remote", "add", "origin", str(repository(tmp_path / "b-origin")))
+    on = ("init", "--json", "--instance", INSTANCE, "--cluster", CLOSED_PORT_URL, "--no-encrypt")
+    line = refusal(precompact(second, *on, "--keypair", str(first.keypair_file)))
+    authority = str(first.authority().pubkey())
+    assert f"project {first.path}, which writes it to the same on-chain record (authority {authority})" in line
+    assert "git branch" not in line, "the remotes differ"
+    chain_off = precompact(
+        second,
+        "init",
+        "--json",
+        "--instance",
+        INSTANCE,
+        "--chain",
+        "off",
+        "--no-encrypt",
+        "--keypair",
+        str(first.keypair_file),
+    )
+    assert chain_off.returncode == 0, (
+        f"the same key with the chain off in one of them, other remotes: {chain_off.stderr}"
+    )
+
+
+def test_projects_with_their_own_remote_and_key_share_an_instance_name(tmp_path):
+    """What the suite's many projects of one name are, and two people's clones of a template."""
+    (tmp_path / "home").mkdir()
+    first = new_project(tmp_path, "a", git_layer=True, chain_layer=True, instance=INSTANCE)
+    second = new_project(tmp_path, "b", git_layer=True, chain_layer=True, instance=INSTANCE)
+    assert {p.path for p in registry.projects()} == {first.path, second.path}
+    for project in (first, second):
+        checks = json.loads(precompact(project.path, "doctor", "--json", home=tmp_path / "home").stdout)
+        assert "instance" not in {c["check"] for c in checks}
+
+
+def test_trust_refuses_a_configuration_naming_another_clones_instance(tmp_path):
+    """The same in `trust`: a .precompact.toml copied from the first clone into the second."""
+    a, b = two_clones(tmp_path)
+    (b / configuration.CONFIG_NAME).write_bytes((a / configuration.CONFIG_NAME).read_bytes())
+    line = refusal(precompact(b, "trust", "--yes", "--json"))
+    assert f"is already this machine's project {a}, which writes it to the same git branch" in line
+    assert f'set another instance in {b / configuration.CONFIG_NAME} and trust it again (e.g. "{RENAMED}")' in line
+    assert precompact(b, "status").returncode != 0, "not approved: nothing runs there"
+
+
+def test_an_instance_is_free_again_once_its_project_names_another_is_gone_or_not_approved(tmp_path):
+    """The registry keeps every name a project had: what counts is its approved configuration now."""
+    a, b = two_clones(tmp_path)
+    renamed = precompact(a, "init", "--force", "--json", "--instance", RENAMED, "--chain", "off", "--no-encrypt")
+    assert renamed.returncode == 0, renamed.stderr
+    assert INSTANCE in registry.registered(a).instances
+    assert init(b).returncode == 0, "the registry still lists the old name at a, but a's file names another"
+    c = tmp_path / "c"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "origin"), str(c)], check=True)
+    (b / configuration.CONFIG_NAME).unlink()
+    assert init(c).returncode == 0, "b no longer set up: nothing there writes the instance"
+    d = tmp_path / "d"
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "origin"), str(d)], check=True)
+    config = c / configuration.CONFIG_NAME
+    config.write_text(config.read_text() + "\n# changed since it was approved\n")
+    assert init(d).returncode == 0, "c's file changed since approved: its hooks write nothing"
+
+
+def test_a_linked_worktree_may_share_its_repositorys_instance(tmp_path):
+    """Work trees of one repository share its git store, which keeps two chains apart (docs/cli.md)."""
+    main = repository(tmp_path / "main")
+    run_git(main, "remote", "add", "origin", str(repository(tmp_path / "origin")))
+    run_git(main, "worktree", "add", "-q", str(tmp_path / "feature"), "-b", "feature")
+    assert init(main).returncode == 0
+    done = init(tmp_path / "feature")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_registry_that_cannot_be_read_refuses_nothing(tmp_path):
+    _, b = two_clones(tmp_path)
+    registry.registry_path().write_text("not the registry\n")
+    done = init(b)
+    assert done.returncode == 0, done.stderr
+    assert "warning: this project is not in the machine's registry" in done.stderr, "said as before"
+
+
+def test_doctor_names_two_projects_set_up_before_init_refused_it(tmp_path):
+    """A pair that predates the refusal: b approved with a's instance and remote, then registered."""
+    a, b = two_clones(tmp_path)
+    (tmp_path / "home").mkdir()
+    (b / configuration.CONFIG_NAME).write_bytes((a / configuration.CONFIG_NAME).read_bytes())
+    approve_as_is(b)
+    assert precompact(b, "projects", "--add", str(b)).returncode == 0
+    for here, there in ((a, b), (b, a)):
+        done = precompact(here, "doctor", home=tmp_path / "home")
+        assert done.returncode == 1, done.stdout
+        [line] = [line for line in done.stdout.splitlines() if line.startswith("✗ instance: ")]
+        assert line.startswith(
+            f'✗ instance: "{INSTANCE}" is also another project\'s on this machine ({there} writes it to the same git branch (precompact/savepoints-'
+        ), line
+        assert line.endswith(
+            f"two projects writing one chain hide each other's savepoints; fix: give one of them another instance: `precompact init --force --instance '{RENAMED}'` there"
+        ), line
+        [found] = [
+            c
+            for c in json.loads(precompact(here, "doctor", "--json", home=tmp_path / "home").stdout)
+            if c["check"] == "instance"
+        ]
+        assert not found["ok"] and str(there) in found["detail"]
