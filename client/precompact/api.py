@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from precompact.local import registry, snapshot
     from precompact.local.savepoint_log import Closing
     from precompact.ops.closing import Plan
+    from precompact.ops.compaction import StandingFailures
     from precompact.ops.doctor import Check
     from precompact.ops.importer import Imported
     from precompact.ops.inspection import Inspection
@@ -605,11 +606,45 @@ def on_session_end(config: Config, payload: dict, agent: str) -> None:
     compaction.session_end(config, payload, agent)
 
 
-def hook_failure_reason(error: Exception) -> str:
-    """A hook's failure in one line, redacted."""
+def hook_failure_reason(error: Exception, root: Path | None = None) -> str:
+    """A hook's failure in one line, redacted; logs/ of `root` refusing writes (read-only, full)
+    is said naming logs/ and the fix."""
     from precompact.ops import compaction
 
-    return compaction.failure_reason(error)
+    return compaction.failure_reason(error, root)
+
+
+def logs_open_notice(config: Config) -> str | None:
+    """`status`'s line while other users may change what is in logs/ (with the fix); None otherwise."""
+    from precompact.ops import doctor
+
+    return doctor.logs_open_notice(config)
+
+
+def clock_behind_notice(config: Config) -> str | None:
+    """`status`'s line while this clock is behind the newest savepoint's time; None otherwise."""
+    from precompact.ops import doctor
+
+    return doctor.clock_behind_notice(config)
+
+
+def worker_cannot_start(config: Config) -> str | None:
+    """Why the background worker cannot start in this project, with the fix, in one line; None
+    when it can."""
+    from precompact.ops import doctor
+
+    return doctor.worker_cannot_start(config)
+
+
+# SessionStart's line while a failure stands (ops.compaction.FAILURE_STANDS): fixed words.
+FAILURE_STANDS = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix."
+
+
+def standing_failures(config: Config) -> StandingFailures | None:
+    """The failures logged since the newest savepoint was written (ops.compaction owns the log)."""
+    from precompact.ops import compaction
+
+    return compaction.standing_failures(config)
 
 
 def unreadable_here_notice(loaded: Config) -> str | None:

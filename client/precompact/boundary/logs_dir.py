@@ -302,6 +302,44 @@ def identities(logs: Path, names: tuple[str, ...], subs: tuple[str, ...]) -> tup
     return tuple(found)
 
 
+# The file `writable` creates and removes to learn whether logs/ takes a write; the bytes it
+# writes, so that a full disk (which may still give a file its inode) refuses it too.
+PROBE_NAME = OWN_PREFIX + "probe"
+PROBE_BYTES = 4096
+
+
+def writable(logs: Path) -> OSError | None:
+    """Whether logs/ takes a write now: a probe file created, written, flushed to disk and removed
+    (through its descriptor, never a link); the OSError that refused it, or None."""
+    leaf = f"{PROBE_NAME}-{os.getpid()}"
+    try:
+        with directory(logs, create=False) as fd:
+            probe = open_in(fd, logs / leaf, leaf, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            try:
+                os.write(probe, b"\0" * PROBE_BYTES)
+                os.fsync(probe)
+            finally:
+                os.close(probe)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leaf, dir_fd=fd)
+    except ConfinementError:
+        raise
+    except OSError as e:
+        return e
+    return None
+
+
+def others_may_change(logs: Path) -> int | None:
+    """logs/'s permission bits when users other than its owner may add, rename or remove entries
+    in it (group or other write, no sticky bit); None when only its owner may, or it is missing."""
+    try:
+        info = os.stat(logs, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    mode = stat.S_IMODE(info.st_mode)
+    return mode if mode & 0o022 and not mode & stat.S_ISVTX else None
+
+
 def _identity_at(dir_fd: int, name: str) -> str:
     try:
         return identity(os.stat(name, dir_fd=dir_fd, follow_symlinks=False))

@@ -727,6 +727,11 @@ def status(only, remote, signers, as_json) -> None:
     waiting = api.layers_wait(loaded)
     queued = api.queued_notice(loaded)
     unreadable = api.unreadable_here_notice(loaded)
+    # Said again at every status until fixed: a hook that failed said so only where the user
+    # may not look (stderr of an exit-0 hook, the session's end).
+    standing = api.standing_failures(loaded)
+    open_logs = api.logs_open_notice(loaded)
+    clock = api.clock_behind_notice(loaded)
     if as_json:
         rows = [
             {
@@ -762,9 +767,19 @@ def status(only, remote, signers, as_json) -> None:
                 "layers_wait": waiting,
                 "queued": queued,
                 "unreadable_here": unreadable,
+                "failures_logged": None
+                if standing is None
+                else {"count": standing.count, "newest": standing.newest, "fix": standing.fix()},
+                "logs_open_to_others": open_logs,
+                "clock_behind": clock,
             }
         )
         return
+    if standing is not None:
+        terminal.echo(f"{standing.said()}; fix: {standing.fix()}")
+    for notice in (open_logs, clock):
+        if notice:
+            terminal.echo(notice)
     lacking = api.lacking_notice(loaded)
     if lacking:
         terminal.echo(lacking)

@@ -253,7 +253,7 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     except configuration.UntrustedConfig as e:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
-        reason = api.hook_failure_reason(e)
+        reason = api.hook_failure_reason(e, root)
         details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
         if event == "PreCompact" and agent in COMPACTION_STDOUT_TO_MODEL:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
@@ -292,7 +292,10 @@ def _untrusted(event: str, why: str, agent: str) -> HookResult:
 def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact import api
 
-    return HookResult(stdout=api.on_pre_compact(loaded, payload, agent))
+    note = api.on_pre_compact(loaded, payload, agent)
+    # The note goes to the summariser; the user's line (stderr) says what keeps Layers 2 and 3 waiting.
+    cannot = api.worker_cannot_start(loaded)
+    return HookResult(stdout=note, stderr=f"precompact: saved locally; {cannot}" if cannot else "")
 
 
 def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
@@ -312,7 +315,22 @@ def _post_compact(payload: dict, loaded: configuration.Config, agent: str) -> Ho
 def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact import api
 
-    return _context("SessionStart", api.on_session_start(loaded, payload, agent))
+    brief = api.on_session_start(loaded, payload, agent)
+    if api.standing_failures(loaded) is None:
+        return _context("SessionStart", brief)
+    # Said at every session start until fixed, in fixed words (the log's lines are outside text):
+    # to the user, and to the model with the brief.
+    said = api.FAILURE_STANDS
+    context = said if brief is None else f"{said}\n\n{brief}"
+    return HookResult(
+        stdout=json.dumps(
+            {
+                "systemMessage": said,
+                "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def _after_compaction(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

@@ -57,6 +57,9 @@ UNINDEXED_SNAPSHOT_SECONDS = 600
 # QUEUED_LOCK_TIMEOUT_SECONDS: it answers nobody. One queue, taken in the order the hooks left
 # them: a summary queued after the savepoint it belongs to is written after it.
 QUEUE_DIR = "precompact-queue"
+# How far the newest savepoint's time may be ahead of this clock before it is said (`clock_behind`):
+# a savepoint written within the same second, or a clock a little off, is no step back.
+CLOCK_SLACK_SECONDS = 120
 # A queue entry's name: its time and writer's process, `-summary` for a compaction summary's, and
 # `.v2` since the format has a version (version 1 entries, named without it, are still read). A
 # precompact of version 1 lists only `…\d(-summary)?.json` (its whole-name pattern): it never sees,
@@ -1022,6 +1025,31 @@ def queued_work(logs: Path) -> bool:
 def drop_hint(name: str) -> str:
     """The fix that gives queue entry `name` up, as every line naming one says it."""
     return f"`precompact flush --drop-queued {name}` gives it up"
+
+
+def clock_behind(logs: Path, instance: str, now: float | None = None) -> str | None:
+    """While this machine's clock is behind the newest savepoint's time (set back since it was
+    written), what that means, once: each savepoint written until the clock passes that time keeps
+    it (`_write`: the program refuses a time going back). None when the clock is past it."""
+    saved = savepoint_log.savepoints(logs, instance)
+    if not saved:
+        return None
+    newest = saved[-1]
+    behind = newest.unix_timestamp - int(time.time() if now is None else now)
+    if behind <= CLOCK_SLACK_SECONDS:
+        return None
+    return (
+        f"this machine's clock is {_duration(behind)} behind savepoint {newest.sequence}'s time "
+        f"({quoting.timestamp(newest.timestamp)}): it was set back, and each savepoint written until it "
+        "passes that time is given that time (a savepoint's time never goes back)"
+    )
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}(s)"
+    return f"{seconds} second(s)"
 
 
 def queued_notice(logs: Path) -> str | None:

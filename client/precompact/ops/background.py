@@ -21,3 +21,13 @@ def spawn(root: Path) -> int:
         )
     finally:
         os.close(fd)
+
+
+def cannot_start(root: Path) -> OSError | None:
+    """Why `spawn` would fail to give the worker its log (a link in its place, logs/ read-only),
+    or None: the log opened as `spawn` opens it, and closed."""
+    try:
+        os.close(logs_dir.open_file(root / "logs", LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+    except OSError as e:
+        return e
+    return None

@@ -11,7 +11,10 @@ only inside the functions that use it."""
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -36,6 +39,15 @@ ERRORS_LOG = "precompact-errors.log"
 # An unexpected error's traceback, for a bug report: kept apart so that the errors log stays one
 # line per error.
 DEBUG_LOG = "precompact-debug.log"
+# Where a failure is kept when logs/ cannot take it (read-only, full): one file per project in
+# precompact's state directory, read with the errors log (`standing_failures`), so that the
+# failure is still said once logs/ takes writes again.
+UNLOGGED_PREFIX = "unlogged-"
+UNLOGGED_KEPT = 100  # lines kept per project: the newest is what is shown, the count grows no further
+# The tail of the errors log read back: its newest lines are the ones said.
+ERRORS_TAIL_BYTES = 1 << 20
+# An errors-log line: the UTC stamp log_failure writes, then the event and the reason.
+_LOGGED_LINE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (.+)")
 # The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
 # what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
 # additionalContext to the model there; OpenCode's plugin asks with those names and adds both
@@ -767,13 +779,16 @@ def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
     return True
 
 
-def failure_reason(error: Exception) -> str:
+def failure_reason(error: Exception, root: Path | None = None) -> str:
     """A failure in one line, redacted: the message of an error that explains itself, else
     its repr. One line whatever a message holds (PreCompact's stdout, where it goes, is the
     summariser's prompt): its owner quotes each outside value in it (`quoting.inline`), and a
     line boundary one still let through cannot start a line of its own here."""
+    from precompact.boundary import logs_dir
     from precompact.transcript.redact import Redactor
 
+    if root is not None and _refused_by_logs(error) and not isinstance(error, logs_dir.ConfinementError):
+        return _logs_refusal(root, error)  # type: ignore[arg-type]
     said = Redactor().redact(
         str(error) if isinstance(error, (PrecompactError, OSError, savepoint_log.LockTimeout)) else repr(error)
     )
@@ -809,9 +824,130 @@ def log_failure(root: Path, event, reason: str) -> bool:
         fd = logs_dir.open_file(logs, ERRORS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         with os.fdopen(fd, "a") as f:
             f.write(terminal.sanitise(Redactor().redact(line)) + "\n")
-    except (OSError, configuration.ConfigError):
+    except configuration.ConfigError:
+        return False
+    except OSError as e:
+        # logs/ refused it (read-only, full, not ours): kept in the state directory instead.
+        return _keep_unlogged(root, f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}", e)
+    return True
+
+
+def _unlogged_path(root: Path) -> Path:
+    """The state directory's file of `root`'s failures logs/ could not take."""
+    from precompact.boundary import private_file
+
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+    return private_file.state_directory() / f"{UNLOGGED_PREFIX}{digest}.log"
+
+
+def _keep_unlogged(root: Path, line: str, refused: OSError) -> bool:
+    """`line` kept in the state directory, with why logs/ refused it; False when that fails too."""
+    from precompact.boundary import private_file, terminal
+    from precompact.transcript.redact import Redactor
+
+    path = _unlogged_path(root)
+    said = terminal.sanitise(Redactor().redact(f"{line} (logs/ did not take it: {_logs_refusal(root, refused)})"))
+    try:
+        kept = _unlogged_lines(path)
+        private_file.make_directory(path.parent)
+        private_file.replace(path, "\n".join([*kept, said][-UNLOGGED_KEPT:]).encode() + b"\n")
+    except OSError:
         return False
     return True
+
+
+def _unlogged_lines(path: Path) -> list[str]:
+    from precompact.boundary import small_file
+
+    try:
+        data, _ = small_file.read(path, ERRORS_TAIL_BYTES, follow_links=False)
+    except FileNotFoundError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _refused_by_logs(error: Exception) -> bool:
+    """Whether `error` is logs/'s filesystem refusing a write: out of space, or read-only or
+    denied on a name opened relative to logs/ (no absolute path: a transcript's is one)."""
+    if not isinstance(error, OSError):
+        return False
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    relative = error.filename is None or not os.path.isabs(os.fsdecode(error.filename))
+    return error.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and relative
+
+
+def _logs_refusal(root: Path, error: OSError) -> str:
+    """Why logs/ cannot be written, naming it and the fix when the cause is the filesystem's."""
+    logs = quoting.path(root / "logs")
+    if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"logs/ ({logs}) cannot be written: {quoting.os_error(error)}; make it writable, then run `precompact savepoint`"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"logs/ ({logs}) cannot be written: {quoting.os_error(error)}; free space on its disk, then run `precompact savepoint`"
+    return quoting.os_error(error)
+
+
+class StandingFailures(Record, frozen=True):
+    """The failures logged since the project's newest savepoint was written: a hook's save that
+    failed, a worker that could not start, a notice; `newest` is the newest line as logged
+    (outside text: quoted wherever it is shown)."""
+
+    count: int
+    newest: str
+    kept_in: tuple[str, ...]  # the files that hold them all
+
+    def said(self) -> str:
+        return f"{self.count} failure(s) logged since the newest savepoint was written; newest: {quoting.inline(self.newest)}"
+
+    def fix(self) -> str:
+        return (
+            "do what it names, then run `precompact savepoint` (every line is in "
+            + " and ".join(self.kept_in)
+            + ": with nothing left to do, remove it)"
+        )
+
+
+def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
+    """The failures logged (in logs/ERRORS_LOG, or the state directory's file when logs/ could
+    not take them) since this instance's newest savepoint was written; None when there are none.
+    A line of the same second as that savepoint counts: the worker that could not start after
+    it is logged then."""
+    from precompact.boundary import logs_dir
+
+    lines: list[tuple[str, str]] = []
+    kept_in: list[str] = []
+    try:
+        fd = logs_dir.open_file(loaded.logs, ERRORS_LOG, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - ERRORS_TAIL_BYTES))
+            tail = f.read(ERRORS_TAIL_BYTES)
+        lines += _stamped(tail.decode("utf-8", "replace"))
+        kept_in.append(f"logs/{ERRORS_LOG}")
+    except FileNotFoundError:
+        pass
+    except OSError as e:  # a link in its place, say: that it cannot be read is the failure said
+        lines.append(
+            (
+                savepoint_log.utc_timestamp(),
+                f"logs/{ERRORS_LOG} cannot be read: {quoting.os_error(e)}",
+            )
+        )
+    unlogged = _unlogged_path(loaded.root)
+    found = _stamped("\n".join(_unlogged_lines(unlogged)))
+    if found:
+        lines += found
+        kept_in.append(quoting.path(unlogged))
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    since = saved[-1].timestamp if saved and saved[-1].timestamp else ""
+    standing = sorted((stamp, text) for stamp, text in lines if stamp >= since)
+    if not standing:
+        return None
+    return StandingFailures(count=len(standing), newest=f"{standing[-1][0]} {standing[-1][1]}", kept_in=tuple(kept_in))
+
+
+def _stamped(text: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _LOGGED_LINE.fullmatch(line))]
 
 
 def _one_line(text: str) -> str:

@@ -3,6 +3,7 @@ line with what fixes it. Nothing here changes anything."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -80,7 +81,10 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
         ("instance", _shared_chain),
         ("git remote", _remote),
         ("encryption identity", _identity),
+        ("logs/", _logs),
+        ("hook failures", _hook_failures),
         ("worker", _worker),
+        ("clock", _clock),
         ("snapshots", _unindexed),
         ("sessions", lambda loaded: _expiring(loaded, home)),
     ]
@@ -740,9 +744,93 @@ def _identity(loaded: configuration.Config) -> Check | None:
     )
 
 
-def _worker(loaded: configuration.Config) -> Check:
+def logs_open_notice(loaded: configuration.Config) -> str | None:
+    """`status`'s line while other users may change what is in logs/ (with the fix); None otherwise."""
+    from precompact.boundary import logs_dir
+
+    mode = logs_dir.others_may_change(loaded.logs)
+    if mode is None:
+        return None
+    return (
+        f"logs/ ({quoting.path(loaded.logs)}) can be changed by other users (mode {mode:o}): "
+        f"run `chmod 700 {shlex.quote(str(loaded.logs))}`"
+    )
+
+
+def clock_behind_notice(loaded: configuration.Config) -> str | None:
+    """`status`'s line while this clock is behind the newest savepoint's time; None otherwise."""
     from precompact.local import snapshot
 
+    behind = snapshot.clock_behind(loaded.logs, loaded.instance)
+    return f"{behind}; sync the clock (`precompact doctor` names it)" if behind else None
+
+
+# What to do about a worker that cannot start: the reason says what to remove or make writable.
+WORKER_FIX = "do what that names, then run `precompact flush`"
+
+
+def worker_cannot_start(loaded: configuration.Config) -> str | None:
+    """Why the background worker cannot start in this project, with the fix, in one line
+    (PreCompact's line for the user); None when it can."""
+    from precompact.ops import background
+
+    cannot = background.cannot_start(loaded.root)
+    if cannot is None:
+        return None
+    return f"the background worker could not start: {quoting.os_error(cannot)}; {WORKER_FIX}"
+
+
+def _logs(loaded: configuration.Config) -> Check:
+    """logs/ takes a write now (a probe file created and removed), and no other user may change
+    what is in it."""
+    from precompact.boundary import logs_dir
+
+    shown = quoting.path(loaded.logs)
+    refused = logs_dir.writable(loaded.logs)
+    if refused is not None:
+        fix = "free space on its disk" if refused.errno in (errno.ENOSPC, errno.EDQUOT) else "make it writable"
+        return Check(
+            "logs/",
+            False,
+            f"{shown} cannot be written: {quoting.os_error(refused)}",
+            f"{fix}, then precompact savepoint",
+        )
+    mode = logs_dir.others_may_change(loaded.logs)
+    if mode is not None:
+        return Check(
+            "logs/",
+            False,
+            f"{shown} can be changed by other users (mode {mode:o}): they can remove or replace the index, snapshots and locks in it",
+            f"chmod 700 {shlex.quote(str(loaded.logs))}",
+        )
+    return Check("logs/", True, f"{shown} takes writes, and only its owner may change it")
+
+
+def _hook_failures(loaded: configuration.Config) -> Check:
+    from precompact.ops import compaction
+
+    standing = compaction.standing_failures(loaded)
+    if standing is not None:
+        return Check("hook failures", False, standing.said(), standing.fix())
+    return Check("hook failures", True, "none logged since the newest savepoint was written")
+
+
+def _clock(loaded: configuration.Config) -> Check | None:
+    from precompact.local import snapshot
+
+    behind = snapshot.clock_behind(loaded.logs, loaded.instance)
+    if behind is not None:
+        return Check("clock", False, behind, "sync the clock (timedatectl set-ntp true, or the system's NTP client)")
+    return None
+
+
+def _worker(loaded: configuration.Config) -> Check:
+    from precompact.local import snapshot
+    from precompact.ops import background
+
+    cannot = background.cannot_start(loaded.root)
+    if cannot is not None:  # every savepoint's Layers 2 and 3 would wait for it
+        return Check("worker", False, f"the background worker cannot start: {quoting.os_error(cannot)}", WORKER_FIX)
     waiting = snapshot.queued_notice(loaded.logs)
     if waiting is not None:  # no ✓ while a savepoint exists only as a queue entry
         return Check("worker", False, waiting)
