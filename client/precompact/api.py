@@ -663,6 +663,14 @@ def log_hook_failure(root: Path, event: str, reason: str) -> bool:
     return compaction.log_failure(root, event, reason)
 
 
+def log_hook_notice(root: Path, event: str, reason: str) -> bool:
+    """A notice (something refused or ignored that stops no save) appended to the project's
+    error log, marked so that it is never said as a failure; False when nothing was written."""
+    from precompact.ops import compaction
+
+    return compaction.log_failure(root, event, reason, notice=True)
+
+
 # --- Setting a project up ------------------------------------------------------------------------
 
 

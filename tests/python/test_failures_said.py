@@ -105,6 +105,27 @@ def test_a_failed_save_is_said_by_status_doctor_and_each_session_start_until_a_s
     assert b"did not complete" not in again.stdout
 
 
+def test_a_notice_logged_beside_a_save_that_completed_is_never_said_as_a_failure(tmp_path):
+    """An override the hook ignores (PRECOMPACT_INSTANCE in the agent's environment) is logged at
+    every PreCompact, in the same second as the savepoint that PreCompact then writes: a notice,
+    marked as one, never "the last save did not complete" (status, doctor, SessionStart)."""
+    import os
+
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
+    done = hook(
+        _event("PreCompact", project.path, transcript), cwd=project.path,
+        env={**os.environ, "PRECOMPACT_INSTANCE": "elsewhere"},
+    )  # fmt: skip
+    assert done.returncode == 0 and len(savepoint_log.savepoints(project.logs)) == 1, done.stderr
+    logged = (project.logs / compaction.ERRORS_LOG).read_text()
+    assert "PreCompact (notice): PRECOMPACT_INSTANCE ignored" in logged, logged
+    assert json.loads(precompact(project.path, "status", "--json").stdout)["failures_logged"] is None
+    assert _doctor(project.path)[1]["hook failures"]["ok"] is True
+    started = hook(_event("SessionStart", project.path, transcript, source="resume"), cwd=project.path)
+    assert b"did not complete" not in started.stdout, started.stdout
+
+
 def test_a_worker_that_cannot_start_is_said_on_precompacts_line_for_the_user_and_by_doctor(tmp_path):
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     transcript = _transcript(tmp_path / "transcript.jsonl", project.path)

@@ -722,7 +722,7 @@ def test_an_instance_in_the_plugins_environment_is_not_the_savepoints(tmp_path, 
     assert transcript_gen.saved_sequence(done.stdout) == 1
     [created] = [e for e in index(project.path) if e["event"] == "SAVEPOINT_CREATED"]
     assert created["instance"] == "Trial #1"
-    assert "PreCompact: PRECOMPACT_INSTANCE ignored" in (project.logs / "precompact-errors.log").read_text()
+    assert "PreCompact (notice): PRECOMPACT_INSTANCE ignored" in (project.logs / "precompact-errors.log").read_text()
 
 
 def test_the_keypair_option_signs_where_the_approved_configuration_names_its_key_as_authority(tmp_path, plugin):

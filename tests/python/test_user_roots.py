@@ -253,7 +253,7 @@ def test_the_worker_and_the_mcp_server_confine_their_roots(tmp_path, home):
     assert "XDG_STATE_HOME, XDG_DATA_HOME ignored" in worker.stdout, worker.stdout + worker.stderr
     served = commands.precompact(project.path, "mcp", env={"XDG_STATE_HOME": str(inside)}, stdin="")
     assert served.returncode == 0, served.stderr
-    assert "mcp: XDG_STATE_HOME ignored" in (project.logs / "precompact-errors.log").read_text()
+    assert "mcp (notice): XDG_STATE_HOME ignored" in (project.logs / "precompact-errors.log").read_text()
     assert not inside.exists() and not (project.path / "data").exists()
 
 

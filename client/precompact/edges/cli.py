@@ -1805,9 +1805,9 @@ def mcp() -> None:
             idle = True
         if loaded is not None:
             if refused:
-                api.log_hook_failure(root, "mcp", user_roots.refused_notice(refused))
+                api.log_hook_notice(root, "mcp", user_roots.refused_notice(refused))
             if ignored:
-                api.log_hook_failure(root, "mcp", configuration.ignored_overrides_notice(ignored))
+                api.log_hook_notice(root, "mcp", configuration.ignored_overrides_notice(ignored))
     else:
         user_roots.confine(os.environ, [])
         configuration.drop_agent_overrides(os.environ, None)

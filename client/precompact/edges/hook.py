@@ -230,9 +230,9 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         if refused:
             from precompact.boundary import user_roots
 
-            api.log_hook_failure(root, event, user_roots.refused_notice(refused))
+            api.log_hook_notice(root, event, user_roots.refused_notice(refused))
         if ignored:
-            api.log_hook_failure(root, event, configuration.ignored_overrides_notice(ignored))
+            api.log_hook_notice(root, event, configuration.ignored_overrides_notice(ignored))
     try:
         # The agent's text may hold a lone surrogate escape (JavaScript's JSON.stringify writes
         # one for a string cut inside an emoji), which no snapshot or index line can hold: it is

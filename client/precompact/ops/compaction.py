@@ -48,6 +48,9 @@ UNLOGGED_KEPT = 100  # lines kept per project: the newest is what is shown, the 
 ERRORS_TAIL_BYTES = 1 << 20
 # An errors-log line: the UTC stamp log_failure writes, then the event and the reason.
 _LOGGED_LINE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (.+)")
+# How a notice is told apart in the errors log: "<time> <event> (notice): …" (log_failure).
+NOTICE_MARK = " (notice)"
+_NOTICE_LINE = re.compile(r"\S+ \(notice\): ")
 # The agents whose compacted session gets the brief in two parts: SessionStart(`compact`), then
 # what the summary left out at the next UserPromptSubmit or PostToolUse (both carry
 # additionalContext to the model there; OpenCode's plugin asks with those names and adds both
@@ -797,10 +800,11 @@ def failure_reason(error: Exception, root: Path | None = None) -> str:
     return quoting.single_line(" | ".join(part.strip() for part in said.splitlines() if part.strip()))
 
 
-def log_failure(root: Path, event, reason: str) -> bool:
+def log_failure(root: Path, event, reason: str, notice: bool = False) -> bool:
     """Appends the failure being handled to the project's error log; False when the user never
     approved that project's configuration (a file in a shared directory, someone else's:
-    nothing is written there) or its logs/ is refused."""
+    nothing is written there) or its logs/ is refused. A `notice` (something refused or ignored
+    that stops no save) is marked as one, so it is never said as a save that did not complete."""
     import traceback
 
     from precompact.boundary import logs_dir, terminal
@@ -811,7 +815,7 @@ def log_failure(root: Path, event, reason: str) -> bool:
         if config_trust.approval(root / configuration.CONFIG_NAME) is None:
             return False
         logs = root / "logs"
-        line = f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}"
+        line = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
         # Both logs are read in a terminal (`tail`, `cat`): what a terminal would act on in a
         # part its composer left bare (a path, the event's name) is shown, as `echo` shows it.
@@ -828,7 +832,9 @@ def log_failure(root: Path, event, reason: str) -> bool:
         return False
     except OSError as e:
         # logs/ refused it (read-only, full, not ours): kept in the state directory instead.
-        return _keep_unlogged(root, f"{savepoint_log.utc_timestamp()} {event}: {_one_line(reason)}", e)
+        return _keep_unlogged(
+            root, f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}", e
+        )
     return True
 
 
@@ -940,7 +946,7 @@ def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
         kept_in.append(quoting.path(unlogged))
     saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
     since = saved[-1].timestamp if saved and saved[-1].timestamp else ""
-    standing = sorted((stamp, text) for stamp, text in lines if stamp >= since)
+    standing = sorted((stamp, text) for stamp, text in lines if stamp >= since and not _NOTICE_LINE.match(text))
     if not standing:
         return None
     return StandingFailures(count=len(standing), newest=f"{standing[-1][0]} {standing[-1][1]}", kept_in=tuple(kept_in))
