@@ -655,17 +655,17 @@ def unreadable_here_notice(loaded: Config) -> str | None:
     return doctor.unreadable_here(loaded)
 
 
-def log_hook_failure(root: Path, event: str, reason: str) -> bool:
-    """The failure being handled appended to the project's error log (ops.compaction.ERRORS_LOG);
-    False when nothing could be written there."""
+def log_hook_failure(root: Path, event: str, reason: str) -> str | None:
+    """The failure being handled appended to the project's error log (ops.compaction.ERRORS_LOG),
+    or to the state directory when logs/ refuses it: where it is kept; None when nowhere."""
     from precompact.ops import compaction
 
     return compaction.log_failure(root, event, reason)
 
 
-def log_hook_notice(root: Path, event: str, reason: str) -> bool:
+def log_hook_notice(root: Path, event: str, reason: str) -> str | None:
     """A notice (something refused or ignored that stops no save) appended to the project's
-    error log, marked so that it is never said as a failure; False when nothing was written."""
+    error log, marked so that it is never said as a failure: where it is kept; None when nowhere."""
     from precompact.ops import compaction
 
     return compaction.log_failure(root, event, reason, notice=True)

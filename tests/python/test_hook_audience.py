@@ -95,7 +95,9 @@ def test_a_worker_that_cannot_start_leaves_what_was_saved_said_and_logged(tmp_pa
     generate(ended, target_bytes=4000, project=project.path, seed=2)
 
     said = precompact(project.path, "hook", stdin=payload("PreCompact", project.path, compacted, session_id="s1"))
-    assert said.returncode == 0 and said.stderr == "", said.stderr
+    assert said.returncode == 0, said.stderr
+    # review14b F6: the user's line says it too (saved here, the rest waiting), not only the summariser.
+    assert said.stderr.startswith("precompact: saved locally; the background worker could not start: "), said.stderr
     assert saved_sequence(said.stdout) == 1, said.stdout
     assert said.stdout.rstrip("\n").endswith(compaction.WORKER_WAITS) and "could not save" not in said.stdout
     for event, transcript, session in (("PostCompact", None, "s1"), ("SessionEnd", ended, "s2")):
@@ -136,7 +138,9 @@ def test_no_event_reads_a_fifo_a_device_or_a_file_the_kernel_makes_up_as_a_trans
         assert summary.returncode == 0 and summary.stdout == "" and summary.stderr == "", bad
         started = run("SessionStart", session_id, bad, source="compact")
         brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
-        assert brief.startswith(f"[precompact] Restored from savepoint {number} "), bad
+        # The refused PreCompact stands as a failure (review14b F1): said first, then the brief.
+        failed = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix."
+        assert brief.startswith(f"{failed}\n\n[precompact] Restored from savepoint {number} "), bad
         ended = run("SessionEnd", session_id, bad, reason="exit")
         assert ended.returncode == 0 and "SessionEnd failed" in json.loads(ended.stdout)["systemMessage"], bad
         lines = errors.read_text().splitlines()[len(before) :]

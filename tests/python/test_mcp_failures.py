@@ -14,7 +14,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from precompact.edges import mcp_server
 from support.commands import PRECOMPACT
 from support.conversations import START, Conversation, save
 from support.projects import Project, new_project
@@ -117,12 +116,15 @@ def test_an_error_not_precompacts_own_reaches_the_model_as_fixed_words_and_the_l
 
 
 def test_without_a_log_to_keep_it_the_line_says_so(saved, tmp_path):
-    """logs/precompact-errors.log refused (a directory in its place): the fixed words say it was
-    not kept, rather than pointing at a log that does not hold it."""
+    """logs/precompact-errors.log refused (a directory in its place): the fixed words say where it
+    was kept instead (precompact's state directory, which status and doctor read: review14b F2),
+    never pointing at a log that does not hold it."""
+    from precompact.ops import compaction
+
     (saved.logs / "precompact-errors.log").mkdir()
     [answer] = anyio.run(mcp_calls, saved, [("show", {"ref": "1:3"})], faulted(saved, tmp_path, SNAPSHOTS, "eio"))
     assert answer.is_error and answer.content[0].text == unexplained("show", "precompact show REF").replace(
-        mcp_server.KEPT_IN_LOG, "not kept either: logs/ could not be written"
+        "kept in logs/precompact-errors.log", f"kept in {compaction.KEPT_IN_STATE}"
     )
 
 

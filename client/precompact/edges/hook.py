@@ -221,7 +221,6 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
     from precompact import api
     from precompact.boundary import outside_json
     from precompact.config import settings as configuration
-    from precompact.ops.compaction import ERRORS_LOG
 
     root = Path(root_found)
     ignored = configuration.drop_agent_overrides(os.environ, root)
@@ -254,7 +253,8 @@ def _in_project(root_found: str, event: str, payload: dict, agent: str, refused:
         return _untrusted(event, str(e), agent)
     except Exception as e:  # noqa: BLE001 -- the session must go on whatever happens here
         reason = api.hook_failure_reason(e, root)
-        details = f" (details in logs/{ERRORS_LOG})" if api.log_hook_failure(root, event, reason) else ""
+        kept = api.log_hook_failure(root, event, reason)
+        details = f" (details in {kept})" if kept else ""
         if event == "PreCompact" and agent in COMPACTION_STDOUT_TO_MODEL:
             # PreCompact's stdout goes to the summariser as instructions: plain words, no JSON;
             # the user's line goes to stderr.
@@ -295,7 +295,11 @@ def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> Hoo
     note = api.on_pre_compact(loaded, payload, agent)
     # The note goes to the summariser; the user's line (stderr) says what keeps Layers 2 and 3 waiting.
     cannot = api.worker_cannot_start(loaded)
-    return HookResult(stdout=note, stderr=f"precompact: saved locally; {cannot}" if cannot else "")
+    if not cannot:
+        return HookResult(stdout=note)
+    # Over the hook's budget the savepoint waits in the queue for that worker: not saved at all yet.
+    kept = "queued, not saved yet (the background worker writes it)" if api.queued_notice(loaded) else "saved locally"
+    return HookResult(stdout=note, stderr=f"precompact: {kept}; {cannot}")
 
 
 def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

@@ -171,7 +171,6 @@ UNEXPLAINED = (
     "{tool} could not answer: precompact met an error it does not show here ({kept}); the user runs "
     "`{command}` and then `precompact verify` in their own shell, which say what is wrong in logs/ and the fix"
 )
-KEPT_IN_LOG = "kept in logs/precompact-errors.log"
 NOT_KEPT = "not kept either: logs/ could not be written"
 
 
@@ -179,12 +178,10 @@ def unexplained(config: Config | None, name: str, error: Exception) -> str:
     """The tool's one line for `error`, a failure that is not precompact's own, logged first
     (redacted, its traceback in the debug log) in the project's error log; the line holds none of
     its text."""
-    logged = config is not None and api.log_hook_failure(
-        config.root, "mcp", f"{name}: {api.hook_failure_reason(error)}"
-    )
+    kept = config is not None and api.log_hook_failure(config.root, "mcp", f"{name}: {api.hook_failure_reason(error)}")
     tool = name if name in USERS_COMMAND else "the tool"
     command = USERS_COMMAND.get(name, "precompact status")
-    return UNEXPLAINED.format(tool=tool, kept=KEPT_IN_LOG if logged else NOT_KEPT, command=command)
+    return UNEXPLAINED.format(tool=tool, kept=f"kept in {kept}" if kept else NOT_KEPT, command=command)
 
 
 def answer(config: Config | None, name: str, arguments: dict[str, Any]) -> str:

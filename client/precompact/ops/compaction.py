@@ -48,6 +48,11 @@ UNLOGGED_KEPT = 100  # lines kept per project: the newest is what is shown, the 
 ERRORS_TAIL_BYTES = 1 << 20
 # An errors-log line: the UTC stamp log_failure writes, then the event and the reason.
 _LOGGED_LINE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (.+)")
+# How a worker that could not start after its savepoint was written is logged: in the same second
+# as that savepoint, and still standing (standing_failures).
+WORKER_NOT_STARTED = "the background worker could not start: what this event saved is kept"
+# Where log_failure kept a line logs/ refused (`status` and `doctor` read it there).
+KEPT_IN_STATE = "precompact's state directory (logs/ could not take it)"
 # How a notice is told apart in the errors log: "<time> <event> (notice): …" (log_failure).
 NOTICE_MARK = " (notice)"
 _NOTICE_LINE = re.compile(r"\S+ \(notice\): ")
@@ -775,7 +780,7 @@ def _start_worker(loaded: configuration.Config, payload: dict) -> bool:
         log_failure(
             loaded.root,
             _text(payload, "hook_event_name") or "hook",
-            "the background worker could not start: what this event saved is kept, and Layers 2 and 3 wait "
+            f"{WORKER_NOT_STARTED}, and Layers 2 and 3 wait "
             f"for the worker's next run (`precompact flush` runs them now): {quoting.os_error(e)}",
         )
         return False
@@ -800,11 +805,13 @@ def failure_reason(error: Exception, root: Path | None = None) -> str:
     return quoting.single_line(" | ".join(part.strip() for part in said.splitlines() if part.strip()))
 
 
-def log_failure(root: Path, event, reason: str, notice: bool = False) -> bool:
-    """Appends the failure being handled to the project's error log; False when the user never
+def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | None:
+    """Appends the failure being handled to the project's error log, and says where it is kept:
+    `logs/precompact-errors.log`, or KEPT_IN_STATE when logs/ refused it; None when the user never
     approved that project's configuration (a file in a shared directory, someone else's:
-    nothing is written there) or its logs/ is refused. A `notice` (something refused or ignored
-    that stops no save) is marked as one, so it is never said as a save that did not complete."""
+    nothing is written there) or nothing could be written. A `notice` (something refused or
+    ignored that stops no save) is marked as one, so it is never said as a save that did not
+    complete."""
     import traceback
 
     from precompact.boundary import logs_dir, terminal
@@ -813,7 +820,7 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> bool:
 
     try:
         if config_trust.approval(root / configuration.CONFIG_NAME) is None:
-            return False
+            return None
         logs = root / "logs"
         line = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
@@ -829,13 +836,12 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> bool:
         with os.fdopen(fd, "a") as f:
             f.write(terminal.sanitise(Redactor().redact(line)) + "\n")
     except configuration.ConfigError:
-        return False
+        return None
     except OSError as e:
         # logs/ refused it (read-only, full, not ours): kept in the state directory instead.
-        return _keep_unlogged(
-            root, f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}", e
-        )
-    return True
+        line = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
+        return KEPT_IN_STATE if _keep_unlogged(root, line, e) else None
+    return f"logs/{ERRORS_LOG}"
 
 
 def _unlogged_path(root: Path) -> Path:
@@ -916,8 +922,7 @@ class StandingFailures(Record, frozen=True):
 def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
     """The failures logged (in logs/ERRORS_LOG, or the state directory's file when logs/ could
     not take them) since this instance's newest savepoint was written; None when there are none.
-    A line of the same second as that savepoint counts: the worker that could not start after
-    it is logged then."""
+    Of the lines of that savepoint's second, only the worker that could not start after it counts."""
     from precompact.boundary import logs_dir
 
     lines: list[tuple[str, str]] = []
@@ -946,7 +951,13 @@ def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
         kept_in.append(quoting.path(unlogged))
     saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
     since = saved[-1].timestamp if saved and saved[-1].timestamp else ""
-    standing = sorted((stamp, text) for stamp, text in lines if stamp >= since and not _NOTICE_LINE.match(text))
+    # Stamps are whole seconds: a failure of the savepoint's own second is one that savepoint put
+    # behind it, unless it is the worker that could not start after it.
+    standing = sorted(
+        (stamp, text)
+        for stamp, text in lines
+        if (stamp > since or (stamp == since and f": {WORKER_NOT_STARTED}" in text)) and not _NOTICE_LINE.match(text)
+    )
     if not standing:
         return None
     return StandingFailures(count=len(standing), newest=f"{standing[-1][0]} {standing[-1][1]}", kept_in=tuple(kept_in))
