@@ -830,7 +830,7 @@ def test_precompact_repo_is_held_to_the_files_rule_and_a_hook_ignores_the_roots_
     # The worker inherited the hook's environment: it commits, in the project's own repository.
     assert wait_until(lambda: b"LAYER_2_" in (project / "logs" / "precompact-savepoint.jsonl").read_bytes())
     logged = (project / "logs" / "precompact-errors.log").read_text()
-    assert "PreCompact: PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO ignored" in logged
+    assert "PreCompact (notice): PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO ignored" in logged
     assert "stopped" not in (project / "logs" / "precompact-worker.log").read_text()
     assert not victim.marker.exists(), victim.marker.read_text()
 
@@ -907,7 +907,7 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     signers = [json.loads(line).get("signer") for line in index.read_text().splitlines() if "SAVEPOINT_SIGNED" in line]
     assert signers == [str(project.authority().pubkey())] and planted_key not in signers
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "PreCompact: PRECOMPACT_KEYPAIR ignored" in logged and "counts only where chain.authority is set" in logged
+    assert "PreCompact (notice): PRECOMPACT_KEYPAIR ignored" in logged and "counts only where chain.authority is set" in logged
 
     name_authority(project.path, str(project.authority().pubkey()))
     saved = compact_with_the_planted_key()

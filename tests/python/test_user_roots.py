@@ -93,7 +93,7 @@ def test_an_approval_forged_under_a_project_set_config_home_is_never_an_approval
     )
     assert refs(attacker) == "", "nothing reached the attacker's remote"
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "PreCompact: XDG_CONFIG_HOME ignored: a relative path, or a place in the project" in logged
+    assert "PreCompact (notice): XDG_CONFIG_HOME ignored: a relative path, or a place in the project" in logged
 
 
 @pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
@@ -130,7 +130,7 @@ def test_a_git_configuration_under_a_config_home_in_the_project_runs_no_filter(t
     ).read_text()
     assert not marker.exists(), "the project's filter ran in the worker"
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "PreCompact: XDG_CONFIG_HOME ignored" in logged
+    assert "PreCompact (notice): XDG_CONFIG_HOME ignored" in logged
 
 
 @pytest.mark.parametrize("relative", [True, False], ids=["relative", "absolute"])
@@ -418,7 +418,7 @@ def test_a_hook_drops_an_unknown_precompact_variable_and_logs_it(tmp_path):
     created = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     assert {e["instance"] for e in created if e["event"] == "SAVEPOINT_CREATED"} == {"Trial #1"}
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "PreCompact: PRECOMPACT_FOO, PRECOMPACT_INSTANCE ignored" in logged
+    assert "PreCompact (notice): PRECOMPACT_FOO, PRECOMPACT_INSTANCE ignored" in logged
 
 
 # --- the other variables precompact or its children read --------------------------------------
@@ -606,7 +606,7 @@ def test_the_hook_refuses_the_projects_places_logs_them_and_hands_git_none_of_th
     assert done.returncode == 0 and b"saved" in done.stdout, done.stdout + done.stderr
     logged = (project.logs / "precompact-errors.log").read_text()
     assert (
-        "PreCompact: SSL_CERT_FILE, SSL_CERT_DIR, SSH_AUTH_SOCK, TMPDIR ignored: a relative path, or a place in the project"
+        "PreCompact (notice): SSL_CERT_FILE, SSL_CERT_DIR, SSH_AUTH_SOCK, TMPDIR ignored: a relative path, or a place in the project"
         in logged
     )
     assert "; SSLKEYLOGFILE ignored: never honoured where the agent starts precompact" in logged

@@ -787,6 +787,9 @@ def _logs(loaded: configuration.Config) -> Check:
 
     shown = quoting.path(loaded.logs)
     refused = logs_dir.writable(loaded.logs)
+    if isinstance(refused, FileNotFoundError) and not os.path.lexists(loaded.logs):
+        # A project set up and never saved yet: nothing to refuse a write; the first save makes it.
+        return Check("logs/", True, f"{shown} not made yet: the first savepoint makes it")
     if refused is not None:
         fix = "free space on its disk" if refused.errno in (errno.ENOSPC, errno.EDQUOT) else "make it writable"
         return Check(
