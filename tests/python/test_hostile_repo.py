@@ -907,7 +907,10 @@ def test_a_hook_signs_with_the_approved_key_whatever_keypair_the_project_sets(tm
     signers = [json.loads(line).get("signer") for line in index.read_text().splitlines() if "SAVEPOINT_SIGNED" in line]
     assert signers == [str(project.authority().pubkey())] and planted_key not in signers
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "PreCompact (notice): PRECOMPACT_KEYPAIR ignored" in logged and "counts only where chain.authority is set" in logged
+    assert (
+        "PreCompact (notice): PRECOMPACT_KEYPAIR ignored" in logged
+        and "counts only where chain.authority is set" in logged
+    )
 
     name_authority(project.path, str(project.authority().pubkey()))
     saved = compact_with_the_planted_key()

@@ -770,7 +770,10 @@ def test_the_mcp_server_ignores_the_overrides_a_hook_ignores(tmp_path):
     assert sorted(t.name for t in tools) == ["recall", "savepoints", "show"], "the approved configuration loaded"
     assert not answers[0].is_error, answers[0].content[0].text
     logged = (project.logs / "precompact-errors.log").read_text()
-    assert "mcp (notice): PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO, PRECOMPACT_KEYPAIR ignored" in logged
+    assert (
+        "mcp (notice): PRECOMPACT_AUTHORITY, PRECOMPACT_PROGRAM_ID, PRECOMPACT_REPO, PRECOMPACT_KEYPAIR ignored"
+        in logged
+    )
 
 
 def test_a_time_no_date_can_show_is_no_time_in_recall_show_and_the_mcp_tools(tmp_path):

@@ -198,8 +198,11 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     (elsewhere / ".precompact.toml").write_text(
         f'instance = "{INSTANCE}"\n[chain]\ncluster = "{localnet.url}"\nkeypair = "{key_beside(elsewhere, "absent.json")}"\nauthority = "{authority.pubkey()}"\n[encryption]\nidentity = "{keys.identity}"\n'
     )
-    approve(elsewhere)
-    result = precompact(elsewhere, "resurrect", "--sequence", "1")
+    # Another machine, with a project registry of its own (on this one, `trust` would refuse the
+    # second project writing the same chain).
+    machine = {"XDG_DATA_HOME": str(project.parent / "elsewhere-data")}
+    approve(elsewhere, env=machine)
+    result = precompact(elsewhere, "resurrect", "--sequence", "1", env=machine)
     failed(
         result,
         "Blockchain proof: ✗ FAILED",
@@ -209,7 +212,7 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     )
     assert "Ready to resume work" not in result.stdout
     # The untouched newest savepoint is still verified from the chain, but the forged link shows.
-    newest = precompact(elsewhere, "resurrect", "--format", "json")
+    newest = precompact(elsewhere, "resurrect", "--format", "json", env=machine)
     checks = json.loads(newest.stdout)["checks"]
     assert checks["chain"]["status"] == "verified" and checks["integrity"]["status"] == "FAILED", checks
     assert second.snapshot_hash == json.loads(newest.stdout)["snapshot_hash"].removeprefix("sha256:")
