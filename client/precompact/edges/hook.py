@@ -325,16 +325,7 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     # Said at every session start until fixed, in fixed words (the log's lines are outside text):
     # to the user, and to the model with the brief.
     said = api.FAILURE_STANDS
-    context = said if brief is None else f"{said}\n\n{brief}"
-    return HookResult(
-        stdout=json.dumps(
-            {
-                "systemMessage": said,
-                "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
-            },
-            ensure_ascii=False,
-        )
-    )
+    return _context("SessionStart", said if brief is None else f"{said}\n\n{brief}", to_the_user=said)
 
 
 def _after_compaction(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
@@ -356,13 +347,15 @@ def _session_end(payload: dict, loaded: configuration.Config, agent: str) -> Hoo
     return HookResult()
 
 
-def _context(event: str, brief: str | None) -> HookResult:
-    """The restore brief as `event`'s additionalContext, which the agent gives the model."""
+def _context(event: str, brief: str | None, to_the_user: str | None = None) -> HookResult:
+    """The restore brief as `event`'s additionalContext, which the agent gives the model; with
+    `to_the_user`, also a systemMessage the agent shows the user."""
     if brief is None:
         return HookResult()
+    shown = {"systemMessage": to_the_user} if to_the_user else {}
     return HookResult(
         stdout=json.dumps(
-            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": brief}}, ensure_ascii=False
+            {**shown, "hookSpecificOutput": {"hookEventName": event, "additionalContext": brief}}, ensure_ascii=False
         )
     )
 

@@ -818,11 +818,12 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | N
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor
 
+    said = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
+    line = said
     try:
         if config_trust.approval(root / configuration.CONFIG_NAME) is None:
             return None
         logs = root / "logs"
-        line = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
         # Both logs are read in a terminal (`tail`, `cat`): what a terminal would act on in a
         # part its composer left bare (a path, the event's name) is shown, as `echo` shows it.
@@ -839,8 +840,7 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | N
         return None
     except OSError as e:
         # logs/ refused it (read-only, full, not ours): kept in the state directory instead.
-        line = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
-        return KEPT_IN_STATE if _keep_unlogged(root, line, e) else None
+        return KEPT_IN_STATE if _keep_unlogged(root, said, e) else None
     return f"logs/{ERRORS_LOG}"
 
 
@@ -901,7 +901,7 @@ def _logs_refusal(root: Path, error: OSError) -> str:
 
 class StandingFailures(Record, frozen=True):
     """The failures logged since the project's newest savepoint was written: a hook's save that
-    failed, a worker that could not start, a notice; `newest` is the newest line as logged
+    failed, a worker that could not start (never a notice); `newest` is the newest line as logged
     (outside text: quoted wherever it is shown)."""
 
     count: int
