@@ -871,3 +871,24 @@ def test_the_viewers_home_page_lists_the_projects_and_searches_them_all(machine)
     assert "<code>precompact show 1:" in found.text and f"--project {beta}</code>" in found.text
     assert "The rhubarb pipeline is the bottleneck." in found.text
     assert client.get("/elsewhere/").status_code == 404, "behind the token, as every page of the viewer"
+
+
+def test_a_fifo_at_the_registry_is_refused_at_once_and_never_hangs_a_savepoint(tmp_path):
+    """review15a F4: the registry is a file precompact is told where to find (XDG_DATA_HOME, which a
+    repository's .envrc can set): a FIFO there hung `init`, `projects` and every savepoint's
+    registration. Now: one line naming it and the rebuild, and the savepoint is written."""
+    home = tmp_path / "home"
+    home.mkdir()
+    registry = Path(os.environ["XDG_DATA_HOME"]) / "precompact" / "registry.json"
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(registry)
+    listed = precompact(tmp_path, "projects", home=home, timeout=30)
+    assert listed.returncode == 1, listed.stdout
+    [line] = listed.stderr.splitlines()
+    assert f"the project registry {registry} is not a regular file (it is a FIFO)" in line, line
+    assert "rebuild it with `precompact projects --rescan DIR`" in line
+    made = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    talk = Conversation(tmp_path / "talk.jsonl", "s-fifo", START)
+    talk.turn_with("Rename the heron job.", "rename heron", "heron renamed", "The heron job is renamed.")
+    save(made, talk)
+    assert savepoint_log.savepoints(made.logs), "the savepoint is written whatever the registry is"

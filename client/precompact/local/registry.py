@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from precompact.boundary import outside_json, private_file, quoting, user_roots
+from precompact.boundary import outside_json, private_file, quoting, small_file, user_roots
 from precompact.config import settings as configuration
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
@@ -93,26 +93,25 @@ def projects() -> list[Registered]:
 def _read() -> _Contents:
     path = registry_path()
     try:
-        with open(path, "rb", opener=_no_follow) as f:
-            data = f.read(MAX_BYTES + 1)
+        data, _ = small_file.read(path, MAX_BYTES, follow_links=False)
     except FileNotFoundError:
         return _Contents([], [])
+    except small_file.TooLarge:
+        raise RegistryError(
+            f"the project registry {path} is damaged (over {MAX_BYTES} bytes); {_rebuild_hint()}"
+        ) from None
+    except small_file.Refused as e:
+        raise RegistryError(f"the project registry {path} {e.reason}; {_rebuild_hint()}") from None
     except OSError as e:
         raise RegistryError(
             f"the project registry {path} cannot be read ({quoting.os_error(e)}); {_rebuild_hint()}"
         ) from None
     try:
-        if len(data) > MAX_BYTES:
-            raise ValueError(f"over {MAX_BYTES} bytes")
         return _parsed(outside_json.loads(data))
     except (ValueError, TypeError, KeyError) as e:
         raise RegistryError(
             f"the project registry {path} is damaged ({quoting.inline(str(e))}); {_rebuild_hint()}"
         ) from None
-
-
-def _no_follow(name: str, flags: int) -> int:
-    return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
 def _parsed(document: object) -> _Contents:
@@ -293,9 +292,8 @@ def _forgotten_of_damaged() -> list[str]:
     projects the user forgot would be registered again behind their back."""
     path = registry_path()
     try:
-        with open(path, "rb", opener=_no_follow) as f:
-            data = f.read(MAX_BYTES + 1)
-        document = outside_json.loads(data) if len(data) <= MAX_BYTES else None
+        data, _ = small_file.read(path, MAX_BYTES, follow_links=False)
+        document = outside_json.loads(data)
     except (OSError, ValueError):
         document = None
     forgotten = document.get("forgotten", []) if isinstance(document, dict) else None
