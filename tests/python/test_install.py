@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from precompact.config import install as installer
-from support.commands import INSTALLED_PYTHON, PRECOMPACT, installed_command, invoke, precompact
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, another_python, installed_command, invoke, precompact
 from support.projects import trust
 
 # What the hooks run: this precompact by absolute path, whatever PATH the agent has, started by
@@ -189,22 +189,24 @@ def test_no_installed_hook_command_blocks_the_agent_when_precompact_cannot_start
 
 
 # What stands where SessionStart's command names precompact's Python and its script: (the Python,
-# its mode), (the script, its mode), and whether precompact started (False: it did not, and the
-# user is told). The command exits 0 either way: 2 is the agents' "block".
+# its mode), (the script, its mode), and whether precompact ran to its answer (False: it did not,
+# and the user is told: `precompact hook` exits 0 once it answered, so any other status under 128
+# is one that never did). The command exits 0 either way: 2 is the agents' "block".
 STARTS = {
     "Python missing": ((None, 0), ("pass", 0o644), False),
     "Python not executable": (("#!/bin/sh\nexit 0\n", 0o644), ("pass", 0o644), False),
     "script missing": ((sys.executable, 0), (None, 0), False),
     "script unreadable": ((sys.executable, 0), ("pass", 0o000), False),
     "killed by a signal": ((sys.executable, 0), ("import os; os.kill(os.getpid(), 9)", 0o644), True),
-    "failed with 2": ((sys.executable, 0), ("raise SystemExit(2)", 0o644), True),
-    "failed": ((sys.executable, 0), ("raise SystemExit(3)", 0o644), True),
+    "failed with 2": ((sys.executable, 0), ("raise SystemExit(2)", 0o644), False),
+    "failed": ((sys.executable, 0), ("raise SystemExit(3)", 0o644), False),
+    "cannot import precompact": ((sys.executable, 0), ("import precompact_of_another_python", 0o644), False),
     "succeeded": ((sys.executable, 0), ("pass", 0o644), True),
 }
 
 
 @pytest.mark.parametrize("case", STARTS)
-def test_session_start_says_the_hook_could_not_start_only_when_python_or_its_script_cannot(tmp_path, case):
+def test_session_start_says_the_hook_could_not_start_only_when_it_did_not_run_to_its_answer(tmp_path, case):
     (python, python_mode), (script, script_mode), started = STARTS[case]
     if case == "script unreadable" and os.geteuid() == 0:
         pytest.skip("root reads every file")
@@ -224,6 +226,33 @@ def test_session_start_says_the_hook_could_not_start_only_when_python_or_its_scr
     else:
         told = installer.NOT_STARTED.format(command=entry, fix="precompact install --scope project")
         assert json.loads(said.stdout) == {"systemMessage": told}
+
+
+def test_a_python_of_another_version_than_its_environment_is_said_and_never_taken_to_start(project):
+    """review15a F3: after an OS upgrade the venv's python3 link runs the next minor Python, which
+    starts, cannot import precompact and exits 1: the user is told (it was silent), and
+    `can_start`, which the plugin's stand-down trusts, no longer says it starts."""
+    other = another_python()
+    if other is None:
+        pytest.skip("no Python of another minor version on this machine")
+    python, script = a_precompact_of_its_own(project.parent)
+    command = installer.hook_command(installer.Program(python, script), "claude", "SessionStart", "user")
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "resume", "cwd": str(project)})
+    assert installer.can_start(command, AGENT_PATH) and installer.other_python(python) is None
+    assert sh(command, payload, project).stdout == "", "precompact ran and answered"
+    python.unlink()
+    python.symlink_to(other)
+    said = sh(command, payload, project)
+    assert said.returncode == 0 and said.stderr, said.stdout
+    told = installer.NOT_STARTED.format(command=script, fix=installer.install_fix("claude", "user"))
+    assert json.loads(said.stdout) == {"systemMessage": told}
+    assert not installer.can_start(command, AGENT_PATH)
+    made_with = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    now = os.path.basename(os.path.realpath(other)).removeprefix("python")
+    assert (
+        installer.other_python(python)
+        == f"its Python {python} now runs Python {now}, not the {made_with} it was made with"
+    )
 
 
 def test_an_install_with_the_older_session_start_fallback_is_rewritten(project):
@@ -818,3 +847,35 @@ def test_an_older_install_starting_precompact_by_its_own_shebang_is_reported_and
     assert [h["command"] for g in json.loads(user_settings.read_text())["hooks"]["SessionEnd"] for h in g["hooks"]] == [
         f"{RUN} hook || exit 0"
     ]
+
+
+def test_install_refuses_a_precompact_under_a_path_that_is_not_utf8_and_doctor_fails_one(project):
+    """review15a F6: the agents (Node) read their settings as UTF-8: a script path with a Latin-1
+    byte was written as an escape they turn into U+FFFD, so the hook could never start while
+    `install` said installed and doctor ✓. Now install refuses in one line naming the fix, and
+    doctor fails such a command without running it."""
+    from precompact.ops import doctor
+
+    folder = Path(os.fsdecode(os.fsencode(project.parent) + b"/caf\xe9/bin"))
+    folder.mkdir(parents=True)
+    script = folder / "precompact"
+    script.write_text(Path(PRECOMPACT).read_text())
+    script.chmod(0o755)
+    done = subprocess.run(
+        [str(script), "install", "--scope", "user"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": AGENT_PATH},
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout
+    [line] = done.stderr.splitlines()
+    assert "precompact is installed under a path that is not UTF-8 (" in line, line
+    assert line.endswith("install precompact under a path whose names are UTF-8"), line
+    assert not installer.hooks_path("claude", "user", project, home_of(project)).exists(), "nothing written"
+
+    command = installer.Program(Path(INSTALLED_PYTHON), script).shell("hook")
+    installed = installer.read_command(installer.command_words(command) or [])
+    check = doctor._starts("hook command", installed, project / "settings.json", "user", home_of(project))
+    assert not check.ok and "a path that is not UTF-8, which the agent can never start" in check.detail, check

@@ -231,12 +231,17 @@ def test_a_commands_expansion_is_opencodes_and_what_the_user_typed_is_their_requ
             assert "· meta" in as_meta.stdout, as_meta.stdout + as_meta.stderr
 
 
-def test_a_precompact_that_cannot_start_is_shown_to_the_opencode_user_once_and_never_blocks(setup):
+@pytest.mark.parametrize("how", ["script gone", "cannot import precompact"])
+def test_a_precompact_that_cannot_start_is_shown_to_the_opencode_user_once_and_never_blocks(setup, how):
     """review14b F10: precompact's plugin running a script that is gone (`pip uninstall`: Python
-    exits 2 with no answer): OpenCode goes on, compacts, and the user is told once, with the
-    install that mends it."""
+    exits 2 with no answer), or whose Python cannot import precompact (review15a F3: a Python of
+    another version after an OS upgrade, exit 1): OpenCode goes on, compacts, and the user is told
+    once, with the install that mends it."""
     plugin = installer.hooks_path("opencode", "project", setup.project.path)
     gone = setup.project.path.parent / "old-venv" / "bin" / "precompact"
+    if how == "cannot import precompact":
+        gone.parent.mkdir(parents=True)
+        gone.write_text("import precompact_of_another_python\n")
     plugin.write_text(installer.opencode_plugin([INSTALLED_PYTHON, "-I", str(gone)]))
     ran = setup.session.opencode("run", "--format", "json", FIRST)
     assert ran.returncode == 0, ran.stderr[-3000:]

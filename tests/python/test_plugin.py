@@ -42,7 +42,7 @@ import pytest
 
 import precompact
 from support import claude_code, commands, transcript_gen
-from support.commands import PRECOMPACT
+from support.commands import INSTALLED_PYTHON, PRECOMPACT, another_python
 from support.localnet import REPO
 from support.projects import full_document, new_project, repository_copy, tree_digest
 
@@ -1167,3 +1167,32 @@ def test_a_home_the_projects_settings_point_into_it_does_not_choose_the_prepared
         launcher = plugin_runtime.Launcher(REPO, {"HOME": home, "PATH": BARE_PATH})
         assert launcher.data() == mine, home
     assert plugin_runtime.Launcher(REPO, {"HOME": str(real), "PATH": BARE_PATH}).data() == mine
+
+
+def test_a_prepared_environment_whose_python_now_runs_another_version_is_prepared_again(tmp_path):
+    """review15a F3: the plugin's environment's python3 link followed the system's to the next
+    minor version, which starts and cannot import precompact: `broken` says so (it looked only
+    for a Python gone), so the environment is prepared again instead of failing every hook."""
+    from precompact.edges.plugin_runtime import Launcher
+
+    other = another_python()
+    if other is None:
+        pytest.skip("no Python of another minor version on this machine")
+    launcher = Launcher(REPO, {"HOME": str(tmp_path / "home"), "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")})
+    venv = launcher.venv()
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_bytes((Path(INSTALLED_PYTHON).parent.parent / "pyvenv.cfg").read_bytes())
+    python = venv / "bin" / "python3"
+    python.symlink_to(INSTALLED_PYTHON)
+    (venv / "bin" / "precompact").write_text(f"#!{python}\nimport sys\n")
+    (venv / "ready").write_text("")
+    assert launcher.broken() is None and launcher.prepared() == venv / "bin" / "precompact"
+    python.unlink()
+    python.symlink_to(other)
+    now = os.path.basename(os.path.realpath(other)).removeprefix("python")
+    made_with = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert launcher.broken() == (
+        f"precompact's Python environment in {venv} cannot start (its Python {python} now runs Python {now}, "
+        f"not the {made_with} it was made with)"
+    )
+    assert launcher.prepared() is None, "prepared again"

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from precompact.boundary import atomic_file, private_file
+from precompact.boundary import atomic_file, private_file, quoting, small_file
 from precompact.config import agent_settings
 from precompact.config.agent_settings import (
     CLAUDE_STATE,
@@ -300,7 +300,23 @@ def program() -> Program:
         raise NotInstalled(
             f"cannot tell which Python runs {entry} ({interpreter}); run `precompact install` from an installed precompact"
         )
+    for named in (entry, interpreter):
+        if not_utf8(str(named)):
+            raise NotInstalled(
+                f"precompact is installed under a path that is not UTF-8 ({quoting.path(named)}): the agents read "
+                "their settings as UTF-8 and could never start it; install precompact under a path whose names are UTF-8"
+            )
     return Program(interpreter, entry)
+
+
+def not_utf8(text: str) -> bool:
+    """Whether `text` (a path as Python decodes the system's bytes: surrogate-escaped) has bytes
+    that are not UTF-8, which an agent reading its settings as UTF-8 (JSON, TOML) gets as U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 # The second line pip and uv write below `#!/bin/sh` in a script whose `#!` line would be too
@@ -367,17 +383,16 @@ def command_words(command: str) -> list[str] | None:
 def hook_command(program: Program, agent: str, event: str, scope: str) -> str:
     """The command line a hook of `agent` runs for `event`: `program` quoted for a POSIX shell,
     then the fallback (see NOT_STARTED) that always exits 0, saying so where the event can when
-    the shell cannot start the interpreter (126, 127) or the interpreter cannot read the script (2
-    with the script gone or unreadable)."""
+    precompact did not run to its answer: `precompact hook` exits 0 once it answered, whatever
+    went wrong inside, so any other status under 128 is a precompact that could not run (the
+    shell cannot start the interpreter, 126 or 127; the interpreter cannot read the script, 2; a
+    Python of another version than its environment's that cannot import precompact, 1). A status
+    of 128 and over is a signal: the agent's own timeout, which says so itself."""
     run = program.shell("hook", *(() if agent == "claude" else ("--agent", agent)))
     if event not in SAYS_NOT_STARTED.get(agent, ()):
         return f"{run} || exit 0"
     said = json.dumps({"systemMessage": NOT_STARTED.format(command=program.entry, fix=install_fix(agent, scope))})
-    script = shlex.quote(str(program.entry))
-    return (
-        f"{run} || {{ s=$?; if [ $s -eq 126 ] || [ $s -eq 127 ] || {{ [ $s -eq 2 ] && [ ! -r {script} ]; }}; then "
-        f"printf '%s\\n' {shlex.quote(said)}; fi; exit 0; }}"
-    )
+    return f"{run} || {{ s=$?; if [ $s -lt 128 ]; then printf '%s\\n' {shlex.quote(said)}; fi; exit 0; }}"
 
 
 def is_current(command: str, agent: str, event: str, scope: str) -> bool:
@@ -407,7 +422,38 @@ def can_start(command: str, path: str | None) -> bool:
                 return False
         elif not (os.path.isfile(program) and os.access(program, mode)):
             return False
-    return True
+    return (
+        installed.interpreter is None
+        or "/" not in installed.interpreter
+        or not other_python(Path(installed.interpreter))
+    )
+
+
+# pyvenv.cfg's line of the Python a virtual environment was made with ("version = 3.11.7";
+# "version_info" in some builders), and the name a Python's executable resolves to (python3.11).
+_VENV_VERSION = re.compile(rb"^version(?:_info)?[ \t]*=[ \t]*(\d+)\.(\d+)", re.MULTILINE)
+_VERSIONED_EXECUTABLE = re.compile(r"python(\d+)\.(\d+)")
+
+
+def other_python(interpreter: Path) -> str | None:
+    """Why a virtual environment's `interpreter` (its bin/python3) now runs a Python of another
+    version than the environment was made with, None when it does not or that cannot be told. A
+    venv's python3 is a link to the system's, which an OS upgrade moves to the next minor version:
+    that one starts, finds nothing in lib/python3.X and cannot import precompact (exit 1)."""
+    try:
+        made, _ = small_file.read(interpreter.parent.parent / "pyvenv.cfg", 1 << 16, follow_links=False)
+    except OSError:
+        return None
+    made_with = _VENV_VERSION.search(made)
+    runs = _VERSIONED_EXECUTABLE.fullmatch(os.path.basename(os.path.realpath(interpreter)))
+    if made_with is None or runs is None:
+        return None
+    made_for, now = f"{int(made_with[1])}.{int(made_with[2])}", f"{int(runs[1])}.{int(runs[2])}"
+    return (
+        None
+        if made_for == now
+        else f"its Python {interpreter} now runs Python {now}, not the {made_for} it was made with"
+    )
 
 
 def plugin_folder(plugin: str, home: Path | None = None) -> Path | None:

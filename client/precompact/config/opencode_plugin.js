@@ -30,9 +30,11 @@ const MAX_ANSWER_CHARS = 1 << 20;
 // hook: ...", such as "not a precompact project" in every other directory).
 const FOR_THE_USER = /^precompact(:| did nothing:) /;
 const MAX_NOTICE_CHARS = 1000;
-// A precompact that cannot start (its Python gone: a spawn error; its script gone: Python's exit 2
-// with no answer; 126, 127) is said once per session, with the install that mends it for the
-// scope this file was installed in (the project's .opencode/plugin/, else the user's).
+// A precompact that cannot start (its Python gone: a spawn error; any exit status but 0 with no
+// answer, as `precompact hook` exits 0 once it answered: its script gone, Python's 2; a Python of
+// another version that cannot import it, 1; 126, 127; a signal, the plugin's own budget, is not)
+// is said once per session, with the install that mends it for the scope this file was installed
+// in (the project's .opencode/plugin/, else the user's).
 function notStarted(directory) {
   const scope = fileURLToPath(import.meta.url).startsWith(join(directory, ".opencode") + "/") ? "project" : "user";
   return (
@@ -87,7 +89,7 @@ function hook(event, fields, cwd) {
       if (err.length < MAX_ANSWER_CHARS) err += data;
     });
     child.on("close", (code) =>
-      finish(code === 126 || code === 127 || (code === 2 && out === "") ? notStarting : { out, err }),
+      finish(code !== null && code !== 0 && code < 128 && out === "" ? notStarting : { out, err }),
     );
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify({ hook_event_name: event, cwd, transcript_path: database(), ...fields }));

@@ -137,16 +137,18 @@ class Launcher:
     def broken(self) -> str | None:
         """Why an environment marked ready cannot start, None when it can (or is not ready): the
         Python its precompact's `#!` line names is gone or not executable, as when the system
-        python3.X it was made from is upgraded away."""
+        python3.X it was made from is upgraded away, or now runs another version of Python (its
+        python3 link followed the system's to the next one)."""
         from precompact.config import install
 
         executable = self.venv() / "bin" / "precompact"
         if not ((self.venv() / "ready").is_file() and executable.is_file()):
             return None
         python = install.interpreter_of(executable)
-        if python is not None and python.is_file() and os.access(python, os.X_OK):
-            return None
-        return f"precompact's Python environment in {self.venv()} cannot start (its Python {python or '(none named)'} is gone)"
+        if python is None or not (python.is_file() and os.access(python, os.X_OK)):
+            return f"precompact's Python environment in {self.venv()} cannot start (its Python {python or '(none named)'} is gone)"
+        other = install.other_python(python)
+        return f"precompact's Python environment in {self.venv()} cannot start ({other})" if other else None
 
     def preparing(self) -> str:
         """What a use that prepares the environment says: the first, or one after it broke."""

@@ -231,6 +231,14 @@ def _starts(
                 f"{fix} (it writes the absolute path)",
             )
     for program in installed.programs:
+        if install.not_utf8(program):
+            return Check(
+                name,
+                False,
+                f"{where} runs {quoting.inline(program)}, a path that is not UTF-8, which the agent can never start "
+                "(it reads its settings as UTF-8)",
+                f"install precompact under a path whose names are UTF-8, then {fix}",
+            )
         if not os.path.exists(program):
             return Check(
                 name, False, f"{where} runs {quoting.inline(program)}, which does not exist (moved or removed)", fix

@@ -3,8 +3,11 @@ included) as a process, the click CLI in-process, and waiting for the background
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import pwd
+import re
 import stat
 import subprocess
 import sys
@@ -27,6 +30,19 @@ INSTALLED_PYTHON = Path(PRECOMPACT).read_text().splitlines()[0].removeprefix("#!
 def installed_command(*args: str) -> list[str]:
     """The command line `precompact install` writes for `precompact ARGS`."""
     return [INSTALLED_PYTHON, "-I", str(Path(PRECOMPACT).resolve()), *args]
+
+
+def another_python() -> Path | None:
+    """A real Python of another minor version than this one on this machine (pyenv's, the
+    system's): what a venv's python3 link runs once an OS upgrade moved the system's."""
+    here = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    home = pwd.getpwuid(os.getuid()).pw_dir  # the tests' HOME is a throwaway one
+    found = [*glob.glob(f"{home}/.pyenv/versions/3.*/bin/python3"), *glob.glob("/usr/bin/python3.*")]
+    for candidate in sorted(found):
+        name = os.path.basename(os.path.realpath(candidate))
+        if re.fullmatch(r"python3\.\d+", name) and name != here and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    return None
 
 
 INSTANCE = "Gabriel #215"
