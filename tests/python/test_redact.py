@@ -837,6 +837,15 @@ ARGV_SHAPES = {
     },
     "an MCP tool's answer (JSON text, indented)": lambda argv: {"text": json.dumps({"ran": argv}, indent=2)},
     "JSON text inside JSON text": lambda argv: {"output": json.dumps({"arguments": json.dumps({"command": argv})})},
+    # review15a F5: an args list holding a port's number and a null; a JSON file's array over
+    # several lines as the Read tool shows it; F7: a JSON log line after a stray quote.
+    "an MCP tool's args with a number and a null": lambda argv: {"arguments": {"args": [*argv, 5432, None]}},
+    "a JSON file's array as the Read tool shows it": lambda argv: {
+        "text": "".join(
+            f"{n:>6}\u2192{line}\n" for n, line in enumerate(json.dumps({"args": argv}, indent=2).splitlines(), 1)
+        )
+    },
+    "a JSON log line after a stray quote": lambda argv: {"text": 'log: 5" screen ' + json.dumps({"ran": argv})},
 }
 
 

@@ -1110,7 +1110,11 @@ class Redactor:
             if isinstance(item, str):
                 container[place] = self._string(item, patterns)  # type: ignore[index]
             elif isinstance(item, list):
-                copied = self._argvs([item], patterns)[0] if _words(item) else list(item)
+                copied = list(item)
+                places = _words(item)
+                if places:
+                    for n, word in zip(places, self._argvs([[item[n] for n in places]], patterns)[0], strict=True):
+                        copied[n] = word
                 container[place] = copied  # type: ignore[index]
                 pending.extend((copied, i) for i in range(len(copied)))
             elif isinstance(item, dict):
@@ -1403,8 +1407,9 @@ def _strings(value) -> tuple[list[str], bool, dict[int, _Strings]]:
             out.extend(_command_line([strings.decoded[n] for n in array])[0] for array in strings.arrays)
         elif isinstance(item, list):
             pending.extend(item)
-            if _words(item):
-                out.append(_command_line(item)[0])
+            places = _words(item)
+            if places:
+                out.append(_command_line([item[n] for n in places])[0])
         elif isinstance(item, dict):
             for key, inner in item.items():
                 if isinstance(key, str):
@@ -1427,9 +1432,12 @@ _JSON_ESCAPE = re.compile(
 )
 _JSON_ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_WHITESPACE = " \t\r\n"
-_ARRAY_START = re.compile(r'\[[ \t\r\n]*+"')
-_ARRAY_END = re.compile(r"[ \t\r\n]*+\]")
+# Between an array's items: white space, and the Read tool's line numbers (`    12→`) when the
+# array is a file's over several lines.
+_ARRAY_SPACE = r"(?:[ \t\r]|\n(?:[ \t]*\d{1,6}\u2192)?)*+"
+_ARRAY_START = re.compile(r"\[" + _ARRAY_SPACE + '"')
+_ARRAY_END = re.compile(_ARRAY_SPACE + r"\]")
+_ARRAY_COMMA = re.compile(_ARRAY_SPACE + "," + _ARRAY_SPACE)
 _SEPARATOR = "\n\0\n"
 
 
@@ -1454,7 +1462,7 @@ def _json_strings(text: str) -> _Strings:
     `_JSON_STRING` is possessive, and each gap between two strings is looked at once)."""
     if '"' not in text or ("\\" not in text and "[" not in text):
         return _NO_STRINGS
-    every = list(_JSON_STRING.finditer(text))
+    every = _string_matches(text)
     arrays: list[list[int]] = []
     if "[" in text and "," in text:
         # An array's first string follows its `[`; the run goes on while a comma alone separates two.
@@ -1464,7 +1472,7 @@ def _json_strings(text: str) -> _Strings:
             if n is None:
                 continue
             run = [n]
-            while n + 1 < len(every) and text[every[n].end() : every[n + 1].start()].strip(_WHITESPACE) == ",":
+            while n + 1 < len(every) and _ARRAY_COMMA.fullmatch(text, every[n].end(), every[n + 1].start()):
                 n += 1
                 run.append(n)
             if len(run) >= 2 and _ARRAY_END.match(text, every[n].end()):
@@ -1476,6 +1484,32 @@ def _json_strings(text: str) -> _Strings:
     place = {n: k for k, n in enumerate(kept)}
     matches = [every[n] for n in kept]
     return _Strings(matches, _decoded([m.group("body") for m in matches]), [[place[n] for n in a] for a in arrays])
+
+
+def _string_matches(text: str) -> list[re.Match]:
+    """`_JSON_STRING`'s strings of `text`, read again from a quote the pairing took for a closing
+    one where it must open a string: a quote that text before a JSON value leaves open (an inch
+    mark, `5"`) pairs every later quote of its line the other way round, so the value's strings
+    would be read as the gaps between strings, never decoded. The sign: a "string" ending in `{`
+    or `[` whose closing quote a key's or word's character follows, which valid JSON never has
+    (a string is followed by `,`, `:`, `}`, `]` or white space). Each reading again starts past
+    the last, so the whole stays linear."""
+    found: list[re.Match] = []
+    at = 0
+    while True:
+        for m in _JSON_STRING.finditer(text, at):
+            end = m.end()
+            if end < len(text) and text[end - 1] == '"' and m.group("body")[-1:] in ("{", "[") and _opens(text[end]):
+                at = end - 1
+                break
+            found.append(m)
+        else:
+            return found
+
+
+def _opens(character: str) -> bool:
+    """Whether `character` may begin a JSON key's or string's words (after an opening quote)."""
+    return character.isalnum() or character in "_$@-./\\"
 
 
 def _decoded(bodies: list[str]) -> list[str]:
@@ -1567,9 +1601,11 @@ def _escaped(value: str, ascii_only: bool) -> str:
     return body if ascii_only else _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", body)
 
 
-def _words(value: list) -> bool:
-    """Whether a list may be a command's words: two strings or more, and nothing else."""
-    return len(value) >= 2 and all(isinstance(word, str) for word in value)
+def _words(value: list) -> list[int]:
+    """The places of a list's strings when it may hold a command's words: two strings or more
+    (an MCP server's `args` may hold a port's number, a null: the strings are still the words)."""
+    places = [n for n, word in enumerate(value) if isinstance(word, str)]
+    return places if len(places) >= 2 else []
 
 
 def _command_line(words: list[str]) -> tuple[str, list[tuple[int, int]]]:

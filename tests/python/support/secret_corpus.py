@@ -666,6 +666,14 @@ SHAPES = {
     "in JSON with punctuation `\\u`-escaped, after a prefix": lambda text: (
         'response: {"content": "' + "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in text) + '"}'
     ),
+    # A quote the text before the JSON leaves open (an inch mark) pairs the line's quotes the
+    # other way round (review15a F7).
+    "in a log line holding JSON after a stray quote": lambda text: (
+        '2026-12-05T10:00:00Z INFO 27" screen loaded ' + json.dumps({"content": f"# deploy settings\n{text}\n"})
+    ),
+    "in JSON with `/` escaped after a stray quote": lambda text: (
+        'response to "ok: ' + json.dumps({"content": f"# deploy settings\n{text}\n"}).replace("/", "\\/")
+    ),
 }
 
 
