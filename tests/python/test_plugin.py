@@ -139,7 +139,7 @@ def test_claude_plugin_validate_passes_strict(tmp_path, claude_binary):
         assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
     assert hooks == {
-        (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook')
+        (event, '"${CLAUDE_PLUGIN_ROOT}/bin/precompact" plugin-hook || exit 0')
         for event in ("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "PostToolUse")
     }
     assert [(s["name"], s["args"]) for s in report["provides"]["mcpServers"]] == [("precompact", ["mcp"])]
@@ -193,6 +193,35 @@ def test_installed_from_the_marketplace_the_plugin_saves_a_precompact_project_an
         "the installed precompact ran; nothing prepared"
     )
     assert tree_digest(marketplace) == plugin_files, "nothing written into the plugin's folder"
+
+
+def test_a_plugin_whose_launcher_cannot_start_never_blocks_the_session(tmp_path, claude_binary):
+    """docs/setup.md: each of the plugin's hook commands exits 0 whatever its launcher does, as
+    `install`'s commands do. Here the only `python3` on Claude Code's PATH fails with 2 (one that
+    cannot run the launcher: Claude Code takes a hook's exit 2 as a block, of the prompt at
+    UserPromptSubmit and of the compaction at PreCompact): every prompt still reaches the model and
+    `/compact` compacts."""
+    marketplace = repository_copy(tmp_path / "marketplace")
+    home = tmp_path / "home"
+    home.mkdir()
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "python3").write_text("#!/bin/sh\necho 'python3: cannot run this' >&2\nexit 2\n")
+    (broken / "python3").chmod(0o755)
+    with claude_code.MockAnthropic(claude_code.Script()) as mock:
+        session = claude_code.Session(claude_binary, home, project.path, mock)
+        claude(session, "plugin", "marketplace", "add", str(marketplace))
+        claude(session, "plugin", "install", "precompact@precompact")
+        session.env["PATH"] = f"{broken}:{BARE_PATH}"
+        session_id = session.run("Start the parser.")["session_id"]
+        session.run("Keep going.", resume=session_id)
+        session.run("/compact", resume=session_id)
+        asked = [claude_code.messages_text(r) for r in mock.requests if r["body"]]
+        for prompt in ("Start the parser.", "Keep going."):
+            assert any(prompt in text for text in asked), f"{prompt!r} reached the model: no hook blocked it"
+        assert len(claude_code.compaction_requests(mock)) == 1, "PreCompact did not block the compaction"
+    assert not index(project.path), "nothing was saved: precompact did not start"
 
 
 def test_a_moved_clone_turns_the_plugin_off_and_doctor_says_so_with_the_fix(tmp_path, claude_binary):

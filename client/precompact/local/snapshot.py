@@ -486,12 +486,15 @@ def _create_locked(
     until: int | None = None,
     queued: str | None = None,
     queued_at: int | None = None,
+    read_from: str | None = None,
 ) -> WrittenSnapshot:
     """`create_savepoint`'s work, the index lock held. `until`: the byte the transcript is read
     up to where `recovery` does not say; `queued`: the queue entry it is made from, named in the
     index line and removed once the line is appended; `queued_at`: when that entry's hook ran,
     kept in the index line and the snapshot beside the write's own time (the chain's timestamp,
-    which never goes back), so that what reads them places the savepoint when its hook saw it."""
+    which never goes back), so that what reads them places the savepoint when its hook saw it;
+    `read_from`: the file the transcript's bytes are read from, when not the one the session
+    names (a queued entry's pinned document: transcript/agents.pin)."""
     index = savepoint_log.read(settings.logs)
     mine = savepoint_log.of_instance(index.savepoints, settings.instance)
     previous = mine[-1] if mine else None
@@ -526,7 +529,7 @@ def _create_locked(
         now, name = _second_with_a_free_name(now, sequence, {s.snapshot_file for s in index.savepoints}, saves)
         path = settings.logs.parent / name
         digest, size, facts = _write_snapshot(
-            saves, path, settings, session, now, sequence, mine, lineage, recovery, until, queued_at
+            saves, path, settings, session, now, sequence, mine, lineage, recovery, until, queued_at, read_from
         )
     event = {
         "event": savepoint_log.Event.SAVEPOINT_CREATED,
@@ -597,19 +600,24 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
     never the part of a line written so far as a malformed line of its own; `reason` is what its
     index line then says it was recovered for (None: not a recovery, as SessionEnd's are not).
     The entry says what the hook saw (`_entry_header`, and the transcript's `TranscriptSeen`), so
-    that the writer writes it as the hook would have, or not at all.
+    that the writer writes it as the hook would have, or not at all; another agent's document,
+    which later reads rewrite, is pinned as the hook saw it (`_pin`), and the writer reads that.
     Stamped with this machine's key: a queue entry that came with the project is never read (it
     could name any file as a transcript). The entry's name, for `write_entry`."""
     seen = None
+    pinned = _pin(settings, session)
     if session.transcript_path:
         from precompact.transcript import claude_code as transcript
 
-        path = Path(session.transcript_path)
+        path = pinned or Path(session.transcript_path)
         if end is None:
             transcript.settle(path)
             end = transcript.whole_lines_end(path) if path.exists() else None
         seen = _transcript_seen(session, end)
-    source = _session_file_seen(session, end)
+    source = _session_file_seen(session, end, pinned)
+    if pinned is not None and source is None:  # nothing of it to compare: no entry names the pin
+        _unpin_leaf(settings.logs, pinned.name)
+        pinned = None
     import orjson  # writing: a session start's brief reads with the standard library's json
 
     entry = {
@@ -622,7 +630,12 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         # unchecked, as it wrote them), never reading it as a Claude Code transcript's identity.
         **({"session_file": source.as_dict()} if source is not None else {}),
     }
-    return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
+    try:
+        return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
+    except BaseException:
+        if pinned is not None:  # no entry was written to name it
+            _unpin_leaf(settings.logs, pinned.name)
+        raise
 
 
 def _entry_header(settings: Settings) -> dict:
@@ -686,13 +699,13 @@ def _seen_now(path: str, end: int) -> TranscriptSeen:
     return TranscriptSeen(found.st_dev, found.st_ino, hashlib.sha256(tail).hexdigest())
 
 
-def _transcript_changed(entry: QueueEntry) -> str | None:
-    """How the transcript of queued savepoint `entry` no longer holds what its hook saw (gone, no
-    file a reader may open, another file, cut, or other bytes before its end), None when it still
-    does, or when the entry recorded nothing to compare (written by version 1, or another agent's
-    document)."""
+def _transcript_changed(logs: Path, entry: QueueEntry) -> str | None:
+    """How the transcript of queued savepoint `entry` (of the project whose logs/ is `logs`) no
+    longer holds what its hook saw (gone, no file a reader may open, another file, cut, or other
+    bytes before its end), None when it still does, or when the entry recorded nothing to compare
+    (written by version 1, or another agent's document)."""
     if entry.session_file is not None:
-        return _session_file_changed(entry)
+        return _session_file_changed(logs, entry)
     if entry.session is None or entry.transcript is None or entry.end is None:
         return None
     try:
@@ -715,32 +728,87 @@ class SessionFileSeen(Record, frozen=True):
     directory is precompact's own copy made at the hook, rewritten whole by later reads (a new
     file each time): its bytes are compared, never its identity, and the session file's identity
     only where the document is read again from it (one held for a forgotten project: gone with
-    its hook). docs/sessions.md, "a queued savepoint of another agent"."""
+    its hook). `pinned`: the document as the hook saw it (transcript/agents.pin), which the
+    writer compares and reads instead (OpenCode rewrites earlier parts of a session at its
+    compaction, so the document under its own name no longer holds what the hook saw); None where
+    none was made (a held document), the document itself is. docs/sessions.md, "a queued
+    savepoint of another agent"."""
 
     device: int
     inode: int
     document_tail_sha256: str
+    pinned: str | None = None
 
 
-def _session_file_seen(session: Session, end: int | None) -> SessionFileSeen | None:
-    """`SessionFileSeen` of another agent's `session` now (None: Claude Code's, or unreadable)."""
+def _pin(settings: Settings, session: Session) -> Path | None:
+    """Another agent's document as the hook sees it now, under a name no later read replaces
+    (transcript/agents.pin); None for Claude Code's transcript, a held document, or none made."""
+    if not session.agent_transcript or not session.transcript_path:
+        return None
+    from precompact.transcript import agents
+
+    if agents.is_held(session.transcript_path):
+        return None
+    leaf = agents.pin(settings.logs, str(session.transcript_path))
+    return agents.pinned(settings.logs, leaf) if leaf is not None else None
+
+
+def _session_file_seen(session: Session, end: int | None, pinned: Path | None) -> SessionFileSeen | None:
+    """`SessionFileSeen` of another agent's `session` now, its document's bytes those `pinned`
+    holds when the hook pinned it (None: Claude Code's, or unreadable)."""
     if end is None or not session.agent_transcript or not session.transcript_path:
         return None
     try:
         found = os.stat(session.agent_transcript)
-        document = _seen_now(str(session.transcript_path), end)
+        document = _seen_now(str(pinned or session.transcript_path), end)
     except (OSError, _TranscriptChanged):
         return None
-    return SessionFileSeen(found.st_dev, found.st_ino, document.tail_sha256)
+    return SessionFileSeen(found.st_dev, found.st_ino, document.tail_sha256, pinned.name if pinned else None)
 
 
-def _session_file_changed(entry: QueueEntry, document: str | None = None) -> str | None:
+def _pinned_document(logs: Path, entry: QueueEntry) -> Path | None:
+    """The document queue entry `entry`'s hook pinned, while it is there (None: none pinned, or
+    gone: removed by hand, or the state directory lost; the document itself is compared then)."""
+    from precompact.transcript import agents
+
+    leaf = entry.session_file.pinned if entry.session_file is not None else None
+    path = agents.pinned(logs, leaf) if leaf is not None else None
+    return path if path is not None and path.is_file() else None
+
+
+def _sweep_pins(logs: Path, entries: list[QueueEntry]) -> None:
+    """Removes the pinned documents no queue entry names, made more than
+    UNINDEXED_SNAPSHOT_SECONDS ago (a younger one may be a hook's whose entry is not written yet):
+    a writer killed between an entry's removal and its pin's left them."""
+    from precompact.transcript import agents
+
+    named = {e.session_file.pinned for e in entries if e.session_file is not None and e.session_file.pinned}
+    # An entry this machine did not stamp, or cannot read, may name one: none is swept then.
+    if any(e.session is None and e.summary is None for e in entries):
+        return
+    agents.sweep_pins(logs, named, time.time() - UNINDEXED_SNAPSHOT_SECONDS)
+
+
+def _unpin(logs: Path, entry: QueueEntry) -> None:
+    """Removes the document queue entry `entry`'s hook pinned, once the entry is gone."""
+    if entry.session_file is not None and entry.session_file.pinned is not None:
+        _unpin_leaf(logs, entry.session_file.pinned)
+
+
+def _unpin_leaf(logs: Path, leaf: str) -> None:
+    from precompact.transcript import agents
+
+    agents.unpin(logs, leaf)
+
+
+def _session_file_changed(logs: Path, entry: QueueEntry, document: str | None = None) -> str | None:
     """How another agent's queued savepoint `entry` no longer holds what its hook saw, None when
     it still does (or recorded nothing to compare): its document (`document`, one read again from
-    the session file, else the one the hook kept) gone, cut or holding other bytes before the
-    entry's end; for a document the hook held (gone with it: read again from the session file),
-    first a session file gone or another file than the hook's, and its bytes only once read
-    again (`document`)."""
+    the session file, else the one the hook pinned, else the one it kept) gone, cut or holding
+    other bytes before the entry's end; for a document the hook held (gone with it: read again
+    from the session file), first a session file gone or another file than the hook's, and its
+    bytes only once read again (`document`). A pinned document holding other bytes was altered
+    since the hook: said, as any other."""
     from precompact.transcript import agents
 
     seen, session = entry.session_file, entry.session
@@ -758,15 +826,19 @@ def _session_file_changed(entry: QueueEntry, document: str | None = None) -> str
             return f"its session file {source} is another file than the one the hook read"
         if document is None:
             return None
-    path = document or str(session.transcript_path)
+    pinned = _pinned_document(logs, entry) if document is None else None
+    path = document or str(pinned or session.transcript_path)
+    # A pin gone (removed by hand, the state directory lost): the document under its own name is
+    # compared, and a mismatch says why that one was.
+    lost = f"; the copy its hook pinned ({seen.pinned}) is gone" if seen.pinned and not pinned and not document else ""
     try:
         now = _seen_now(path, entry.end)
     except _TranscriptChanged as e:
-        return str(e).replace("its transcript", "its conversation document", 1)
+        return str(e).replace("its transcript", "its conversation document", 1) + lost
     if now.tail_sha256 != seen.document_tail_sha256:
         return (
             f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
-            f"no longer holds the bytes the hook saw before byte {entry.end}"
+            f"no longer holds the bytes the hook saw before byte {entry.end}{lost}"
         )
     return None
 
@@ -954,7 +1026,7 @@ def queued_reach(logs: Path, session_id: str | None) -> int:
             and entry.session.session_id == session_id
             and entry.end is not None
             # One no writer will write covers nothing: the session's savepoint is recovered instead.
-            and _transcript_changed(entry) is None
+            and _transcript_changed(logs, entry) is None
         ),
         default=0,
     )
@@ -986,7 +1058,7 @@ def queue_state(logs: Path) -> QueueState:
         (entry.name, why)
         for entry in entries
         if entry.session is not None
-        for why in [_transcript_changed(entry)]
+        for why in [_transcript_changed(logs, entry)]
         if why
     ]
     given_up = {name for name, _why in never}
@@ -1135,6 +1207,8 @@ def _write_queue(
     done = QueuedWritten()
     stuck: set[str | None] = set()  # sessions whose queued savepoint is not written: their summary waits with it
     entries = queue_entries(settings.logs)
+    if summary_recorded is not None:  # the worker's and flush's: a hook leaves the sweep to them
+        _sweep_pins(settings.logs, entries)
     for position, entry in enumerate(entries):
         shown = f"logs/{QUEUE_DIR}/{entry.name}"
         session, summary = entry.session, entry.summary
@@ -1242,9 +1316,10 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
     first). Its index line keeps the hook's time (`queued_at`). Left queued, unwritten (`left`):
     an entry of another precompact version, and one whose transcript no longer holds what its
     hook saw (gone, no file, another file, cut or rewritten: a savepoint of it would hold nothing,
-    part, or other bytes). A forgotten project's document is read again from its session file
-    (`_read_again`), and `held` reads that one. LockTimeout when the lock stays busy past
-    `lock_timeout`."""
+    part, or other bytes). Another agent's document the hook pinned is read from the pin (what the
+    hook saw, whatever OpenCode rewrote since), and the pin removed with the entry. A forgotten
+    project's document is read again from its session file (`_read_again`), and `held` reads that
+    one. LockTimeout when the lock stays busy past `lock_timeout`."""
     with savepoint_log.locked(settings.logs, lock_timeout):
         stored = _read_entry(settings.logs, name)
         if stored is None:
@@ -1255,22 +1330,37 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
         session, end, reason = entry.session, entry.end, entry.reason
         if session is None or savepoint_log.from_queue_entry(settings.logs, name):
             _unqueue(settings.logs, name)
+            _unpin(settings.logs, entry)
             return Taken()
-        changed = _transcript_changed(entry)
+        changed = _transcript_changed(settings.logs, entry)
         if changed is not None:
             return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
+        pinned = _pinned_document(settings.logs, entry)
         with _read_again(session) as again:
             if again is not session:  # a held document, read again now: it is what is compared
-                changed = _session_file_changed(entry, str(again.transcript_path))
+                changed = _session_file_changed(settings.logs, entry, str(again.transcript_path))
                 if changed is not None:
                     return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
-            holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), again, end)
+            # What is read: the document as the hook pinned it, whose bytes were just compared.
+            reads = again.replace(transcript_path=str(pinned)) if pinned is not None else again
+            holder = held(savepoint_log.savepoints(hooks.logs, hooks.instance), reads, end)
             if holder is not None:
                 _unqueue(settings.logs, name)
+                _unpin(settings.logs, entry)
                 return Taken(held_by=holder)
             recovery = Recovery(reason, end) if reason is not None and end is not None else None
-            written = _create_locked(hooks, again, None, recovery, until=end, queued=name, queued_at=entry.queued_at)
+            written = _create_locked(
+                hooks,
+                again,
+                None,
+                recovery,
+                until=end,
+                queued=name,
+                queued_at=entry.queued_at,
+                read_from=reads.transcript_path,
+            )
+            _unpin(settings.logs, entry)
     _register(hooks)
     return Taken(written=written)
 
@@ -1321,6 +1411,7 @@ def drop_queued(settings: Settings, given: str, lock_timeout: float = INDEX_LOCK
                 raise CannotDrop(
                     f"queue entry logs/{QUEUE_DIR}/{quoting.inline(each)} could not be removed ({quoting.os_error(e)}); remove it"
                 ) from None
+        _unpin(settings.logs, entry)
     return [name, *bound]
 
 
@@ -1329,7 +1420,7 @@ def _writable(settings: Settings, entry: QueueEntry) -> bool:
     if entry.other_version is not None or (entry.session is None and entry.summary is None):
         return False
     if entry.session is not None:
-        return _transcript_changed(entry) is None
+        return _transcript_changed(settings.logs, entry) is None
     assert entry.summary is not None
     waits_for = entry.summary.savepoint_entry
     if waits_for is not None and entry.summary.sequence is None and waits_for in queued(settings.logs):
@@ -1533,7 +1624,13 @@ def _queued_session(found: dict) -> dict | None:
             return None
         if not all(type(source.get(key)) is int for key in ("device", "inode")):
             return None
-        source_seen = SessionFileSeen(source["device"], source["inode"], source["document_tail_sha256"])
+        pinned = source.get("pinned")
+        if pinned is not None:
+            from precompact.transcript import agents
+
+            if not isinstance(pinned, str) or not agents.PINNED_NAME.fullmatch(pinned):
+                return None
+        source_seen = SessionFileSeen(source["device"], source["inode"], source["document_tail_sha256"], pinned)
     return {
         "session": Session(**known),
         "end": end,
@@ -1578,9 +1675,11 @@ def _write_snapshot(
     recovery: Recovery | None,
     until: int | None = None,
     queued_at: int | None = None,
+    read_from: str | None = None,
 ) -> tuple[str, int, dict]:
     """Writes the chunks and the snapshot file listing them; returns its SHA-256, size and what
-    the index line says of it. `saved`: the instance's savepoints so far."""
+    the index line says of it. `saved`: the instance's savepoints so far; `read_from`:
+    `_create_locked`'s."""
     previous = saved[-1] if saved else None
     # Imported here: its patterns compile at import, which only writing a snapshot needs; orjson
     # (canonical JSON's), which a session start's brief does without.
@@ -1598,7 +1697,7 @@ def _write_snapshot(
         reading = _Reading(scan)
         if session.transcript_path:
             reading = _write_history(
-                writer, settings, session, scan, redactor, saved, recovery.end if recovery else until
+                writer, settings, session, scan, redactor, saved, recovery.end if recovery else until, read_from
             )
         else:
             scan.found, scan.problem = False, "no transcript path given"
@@ -1706,16 +1805,18 @@ def _write_history(
     redactor,
     saved: list[savepoint_log.Savepoint],
     end: int | None = None,
+    read_from: str | None = None,
 ) -> _Reading:
     """Streams the transcript's entries, redacted, into chunks; goes on from the session's
     resume point when the transcript before it is unchanged. With `end` (a line's start), only
-    the bytes before it are read. Returns the scan (a resumed one replaces `scan`) and the resume
-    point to record."""
+    the bytes before it are read. The bytes are `read_from`'s when given (a pinned document),
+    the resume point still the session's transcript's: it holds only where the bytes hash alike.
+    Returns the scan (a resumed one replaces `scan`) and the resume point to record."""
     from precompact.local import read_position as resume
     from precompact.transcript import claude_code as transcript
 
     transcript_path = str(session.transcript_path)
-    transcript_file = Path(transcript_path)
+    transcript_file = Path(read_from or transcript_path)
     transcript.settle(transcript_file)
     handle = transcript.open_transcript(transcript_file, scan)
     if handle is None:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,6 +176,62 @@ def _opencode(name: Path, database: Path, session_id: str | None) -> Read:
         raise FileNotFoundError(str(e)) from None
     private_file.replace(_with_suffix(name, ".jsonl"), document.data)
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
+
+
+# A queued savepoint's document as its hook saw it (`pin`): OpenCode rewrites parts of a session
+# at its compaction (the compaction's part gains `tail_start_id` once the summary is written), and
+# Gemini's document is written whole at every read, so the document kept under its own name no
+# longer holds what the hook saw by the time the worker writes the savepoint. Under PINNED_DIR,
+# named by PINNED_NAME; removed once its entry is written or given up, or by `sweep_pins` once no
+# entry names it.
+PINNED_DIR = "queued"
+PINNED_NAME = re.compile(r"\d{20}-\d+\.jsonl")
+
+
+def pin(logs: Path, document: str) -> str | None:
+    """A second name for `document` (a document `read` kept in `documents_dir(logs)`) that no
+    later read replaces: a hard link, so nothing is copied, and the document's next rewrite (a
+    new file renamed over the name) leaves it holding the bytes it holds now. Its leaf name
+    (`pinned`), or None for a document not kept there (Claude Code's transcript, one `held`
+    made) or when the file system makes no link (the entry then compares the document itself)."""
+    directory = documents_dir(logs)
+    if os.path.dirname(os.path.realpath(document)) != os.path.realpath(directory):
+        return None
+    private_file.make_directory(directory / PINNED_DIR)
+    leaf = f"{time.time_ns():020d}-{os.getpid()}.jsonl"
+    try:
+        os.link(document, directory / PINNED_DIR / leaf, follow_symlinks=False)
+    except OSError:
+        return None
+    return leaf
+
+
+def pinned(logs: Path, leaf: str) -> Path | None:
+    """Where the pinned document `leaf` is (None for a name `pin` never makes)."""
+    return documents_dir(logs) / PINNED_DIR / leaf if PINNED_NAME.fullmatch(leaf) else None
+
+
+def unpin(logs: Path, leaf: str) -> None:
+    """Removes the pinned document `leaf` (gone already: nothing to do)."""
+    path = pinned(logs, leaf)
+    if path is not None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def sweep_pins(logs: Path, named: set[str], older_than: float) -> None:
+    """Removes the project's pinned documents no queue entry names (`named`) made before
+    `older_than` (Unix seconds): a writer killed between an entry's removal and its pin's left
+    it; a younger one may be a hook's whose entry is not written yet."""
+    directory = documents_dir(logs) / PINNED_DIR
+    try:
+        leaves = os.listdir(directory)
+    except FileNotFoundError:
+        return
+    for leaf in leaves:
+        if PINNED_NAME.fullmatch(leaf) and leaf not in named and int(leaf[:20]) < older_than * 1e9:
+            with contextlib.suppress(FileNotFoundError):
+                (directory / leaf).unlink()
 
 
 def subagent_session(agent: str, session_file: str, session_id: str | None) -> str | None:

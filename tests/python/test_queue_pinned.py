@@ -1,0 +1,127 @@
+"""A queued savepoint of an agent whose document later reads rewrite (OpenCode rewrites earlier
+parts of a session at its compaction; Gemini's document is written whole at every read): the hook
+pins the document as it saw it (transcript/agents.pin), the writer compares and reads the pin, and
+the pin goes with its entry. What the pin does not explain is still said: a pin altered since the
+hook, or gone while the document under its own name changed, leaves the entry unwritten and named.
+The real OpenCode's case is test_opencode_queued.py; here its database is made by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from precompact import api
+from precompact.config import settings as configuration
+from precompact.local import chunks, provenance, snapshot
+from precompact.ops import compaction
+from precompact.transcript import agents
+from support.projects import new_project
+from test_opencode_reader import SESSION, database
+
+BOUNDARY = json.dumps({"type": "compaction", "auto": True})
+# What OpenCode 1.18.33 writes over the compaction's part once its summary is written.
+REWRITTEN = json.dumps({"type": "compaction", "auto": True, "tail_start_id": "msg_2"})
+
+
+def queued(tmp_path: Path):
+    """A project, its OpenCode session queued as PreCompact queues it, then the compaction's part
+    rewritten by OpenCode and the document read again (as the compaction's next hook reads it)."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    loaded = configuration.load(project.path)
+    settings = compaction.layer_1(loaded)
+    parts = [("msg_1", "prt_1", json.dumps({"type": "text", "text": "Feed the quagga before noon."}))]
+    parts += [("msg_2", "prt_2", json.dumps({"type": "text", "text": "The quagga is fed. " * 200}))]
+    parts += [("msg_3", "prt_3", BOUNDARY)]
+    db = database(tmp_path / "opencode.db", parts, directory=str(project.path))
+    read = agents.read(agents.OPENCODE, project.logs, str(db), SESSION)
+    session = snapshot.Session(
+        SESSION, read.transcript_path, str(project.path), "auto", agent="opencode", agent_transcript=str(db)
+    )
+    name = snapshot.queue(settings, session, reason=None)
+    with sqlite3.connect(db) as opened:
+        opened.execute("UPDATE part SET data = ? WHERE id = 'prt_3'", (REWRITTEN,))
+    agents.read(agents.OPENCODE, project.logs, str(db), SESSION)
+    [entry] = snapshot.queue_entries(project.logs)
+    assert entry.name == name and entry.session_file is not None and entry.session_file.pinned
+    return project, loaded, entry
+
+
+def pin_of(project, entry) -> Path:
+    path = agents.pinned(project.logs, entry.session_file.pinned)
+    assert path is not None and path.is_file()
+    return path
+
+
+def test_a_queued_savepoint_is_written_from_the_document_as_its_hook_saw_it(tmp_path):
+    project, loaded, entry = queued(tmp_path)
+    pin = pin_of(project, entry)
+    document = entry.session.transcript_path
+    assert REWRITTEN.encode() not in pin.read_bytes() and b"tail_start_id" in Path(document).read_bytes()
+    assert api.queued_notice(loaded) is not None and "never written" not in api.queued_notice(loaded)
+
+    assert api.write_queued(loaded).savepoints == 1
+    assert not snapshot.queued(project.logs) and api.queued_notice(loaded) is None
+    assert not pin.exists(), "the pin goes with its entry"
+    index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [created] = [e for e in index if e["event"] == "SAVEPOINT_CREATED"]
+    assert created["session_id"] == SESSION and created["queue_entry"] == entry.name
+    # It holds the compaction's part as it was at the hook, and the document's own name.
+    data = (project.path / created["snapshot_file"]).read_bytes()
+    saved = chunks.document(data, chunks.local_fetch(project.logs))
+    assert b"quagga is fed" in saved and b"tail_start_id" not in saved and b"compaction" in saved
+    assert json.loads(saved)["session"]["transcript_path"] == document
+
+
+def test_a_pin_altered_since_the_hook_is_said_and_never_written(tmp_path):
+    project, loaded, entry = queued(tmp_path)
+    pin = pin_of(project, entry)
+    data = pin.read_bytes()
+    pin.write_bytes(data.replace(b"quagga is fed", b"zebras are fed"))
+
+    written = api.write_queued(loaded)
+    assert written.savepoints == 0 and written.failed == 1
+    [note] = written.notes
+    assert f"{pin}" in note and "no longer holds the bytes the hook saw" in note, note
+    assert "never written" in (api.queued_notice(loaded) or "")
+    assert api.drop_queued(loaded, entry.name) == [entry.name]
+    assert not pin.exists(), "giving the entry up removes its pin"
+
+
+def test_a_pin_gone_compares_the_document_and_says_the_pin_is_gone(tmp_path):
+    project, loaded, entry = queued(tmp_path)
+    pin_of(project, entry).unlink()
+
+    written = api.write_queued(loaded)
+    assert written.savepoints == 0 and written.failed == 1
+    [note] = written.notes
+    assert "no longer holds the bytes the hook saw" in note and f"pinned ({entry.session_file.pinned}) is gone" in note
+
+
+def test_a_pin_no_entry_names_is_swept_by_the_worker_once_no_hook_can_be_writing_its_entry(tmp_path):
+    project, loaded, entry = queued(tmp_path)
+    folder = agents.documents_dir(project.logs) / agents.PINNED_DIR
+    old = f"{(time.time_ns() - 3_600 * 10**9):020d}-1.jsonl"
+    young = f"{time.time_ns():020d}-2.jsonl"
+    for leaf in (old, young):
+        (folder / leaf).write_bytes(b"{}\n")
+    pin_of(project, entry)
+
+    snapshot.write_queued(compaction.layer_1(loaded), lambda *_: None, lambda _s: None)
+    assert sorted(os.listdir(folder)) == [young], "the old orphan and the written entry's pin are gone"
+
+
+@pytest.mark.parametrize("given", ["../../x.jsonl", "1.jsonl", 7])
+def test_an_entry_naming_a_pin_precompact_never_makes_is_not_read_as_this_versions(tmp_path, given):
+    project, _loaded, entry = queued(tmp_path)
+    path = project.logs / snapshot.QUEUE_DIR / entry.name
+
+    data = json.loads(provenance.made_here(snapshot.QUEUE_PURPOSE, path.read_bytes()) or b"")
+    data["session_file"]["pinned"] = given
+    path.write_bytes(provenance.stamped(snapshot.QUEUE_PURPOSE, json.dumps(data).encode()))
+    [read] = snapshot.queue_entries(project.logs)
+    assert read.session is None and read.other_version, read
