@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from precompact.restore import dropped
+from support.claude_code import wait_for_worker
 from support.commands import hook, precompact, run_git, wait_until, worker_finished
 from support.planted import session, write_transcript
 from support.projects import Project, new_project
@@ -463,7 +464,7 @@ def test_a_summary_whose_worker_never_ran_is_said_unsigned_and_the_next_session_
     resumed = {"session_id": "later", "cwd": str(project.path), "hook_event_name": "SessionStart", "source": "resume"}
     assert hook(resumed).returncode == 0
     assert wait_until(lambda: any(e["event"] == "SUMMARY_SIGNED" for e in _index(project.logs)), 60)
-    assert wait_until(lambda: worker_finished(project.path), 60)
+    wait_for_worker(project)  # its push of the signed summary done
     assert (
         json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"][0]["summary_not_signed"] is None
     )
