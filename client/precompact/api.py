@@ -277,6 +277,15 @@ def not_signed(config: Config, savepoints: list[savepoint_log.Savepoint]) -> dic
     return signed.not_signed(layers.keypair_counted(config)[0], savepoints)
 
 
+def summaries_not_signed(config: Config, savepoints: list[savepoint_log.Savepoint]) -> dict[tuple[str, int], str]:
+    """The compaction summaries this machine recorded that the signing key has not signed yet,
+    by their savepoint, and why, with the keypair a flush signs with (verifier.signed, ops.layers)."""
+    from precompact.ops import layers
+    from precompact.verifier import signed
+
+    return signed.summaries_not_signed(layers.keypair_counted(config)[0], savepoints)
+
+
 def no_longer_on_remote(config: Config, savepoints: list[savepoint_log.Savepoint]) -> list[savepoint_log.Savepoint]:
     """The savepoints recorded as pushed whose commit the remote's branch, as last read here, no
     longer holds (rewound or deleted since); no network (ops.layers)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from precompact.restore import dropped
+from support.claude_code import wait_for_worker
 from support.commands import hook, precompact, run_git, wait_until, worker_finished
 from support.planted import session, write_transcript
 from support.projects import Project, new_project
@@ -312,3 +313,189 @@ def test_a_key_rotation_hands_on_the_summaries_the_old_key_bound_and_no_other():
     first.summary_signatures.append(new.sign_summary(first, text))
     assert signed.offered_summary(first, new.public_key).text == text
     assert signed.offered_summary(folded[1], new.public_key).refused is not None
+
+
+def _verify(where: Path, env: dict | None = None) -> tuple[int, dict]:
+    done = precompact(where, "verify", "--json", env=env)
+    return done.returncode, json.loads(done.stdout)
+
+
+def _summary_verdict(document: dict, sequence: int = 1) -> dict:
+    [found] = [s for s in document["savepoints"] if s["sequence"] == sequence]
+    return found["layers"]["summary"]
+
+
+def test_verify_checks_each_summary_in_logs_and_on_the_remote_against_your_key(clear, tmp_path):
+    project, _ = clear
+    key = str(project.authority().pubkey())
+    code, document = _verify(project.path)
+    assert code == 0, document
+    verdict = _summary_verdict(document)
+    assert verdict["status"] == "verified"
+    assert verdict["detail"].startswith(
+        f"compaction summary signed by {key}, bound to this savepoint's index line, in logs/ and in the index copy on origin's "
+    ), verdict
+    said = precompact(project.path, "verify").stdout
+    assert said.startswith(
+        "✓ 1 savepoint(s) verified: snapshots, index, hash chain, 1 compaction summary(ies) signed"
+    ), said
+    # A second machine checks the one `restore` brought back the same way.
+    clone, env = _second_machine(project, tmp_path)
+    assert precompact(clone, "restore", env=env).returncode == 0
+    code, there = _verify(clone, env)
+    assert (code, _summary_verdict(there)["status"]) == (0, "verified"), there
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_verify_fails_a_forged_or_altered_summary_on_the_remote(clear, tmp_path, forgery):
+    """What `restore` refuses, `verify` fails (exit 1), naming the remote's index copy; before,
+    it said ✓."""
+    project, _ = clear
+    _rewritten(project, tmp_path, FORGERIES[forgery])
+    code, document = _verify(project.path)
+    assert code == 1, document
+    assert document["verdict"]["status"] == "FAILED"
+    [finding] = [f for f in document["findings"] if f["layer"] == "summary"]
+    assert finding["sequence"] == 1
+    assert finding["problem"].startswith("the index copy on origin's "), finding
+    assert ": compaction summary: " in finding["problem"], finding
+    assert _summary_verdict(document)["status"] == "FAILED"
+    said = precompact(project.path, "verify").stdout
+    assert said.startswith("✗ first broken link: Trial #1 savepoint 1 [summary]: the index copy on origin's "), said
+
+
+# Each edit of logs/ and the verdict on it: what this machine recorded and sealed, signed only by
+# another key, is owed its signature by yours (the next flush signs it), not a forgery.
+IN_LOGS = {
+    "altered": "FAILED",
+    "signature flipped": "FAILED",
+    "another key": "not verified",
+    "summary line gone": "FAILED",
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(IN_LOGS))
+def test_verify_judges_a_summary_edited_in_logs(clear, forgery):
+    project, _ = clear
+    index = project.logs / "precompact-savepoint.jsonl"
+    lines = [json.loads(line) for line in index.read_text().splitlines() if line]
+    index.write_text("".join(json.dumps(line) + "\n" for line in FORGERIES[forgery](lines)))
+    code, document = _verify(project.path)
+    verdict = _summary_verdict(document)
+    assert verdict["status"] == IN_LOGS[forgery], verdict
+    assert verdict["detail"].startswith("in logs/: compaction summary"), verdict
+    if IN_LOGS[forgery] == "FAILED":
+        assert code == 1
+        assert [f["layer"] for f in document["findings"]] == ["summary"], document["findings"]
+    else:
+        assert code == 4 and "not signed yet by" in verdict["detail"], verdict
+
+
+def test_a_summary_moved_to_another_savepoint_in_logs_fails_verify(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    for seed, name in ((1, "first"), (2, "second")):
+        planted = session(seed, cwd=str(project.path))
+        transcript = write_transcript(planted, tmp_path / f"{name}.jsonl")
+        event = {"session_id": name, "transcript_path": str(transcript), "cwd": str(project.path), "trigger": "auto"}
+        assert hook({**event, "hook_event_name": "PreCompact", "custom_instructions": ""}).returncode == 0
+        assert hook({**event, "hook_event_name": "PostCompact", "compact_summary": planted.summary}).returncode == 0
+        assert wait_until(lambda: worker_finished(project.path), 60)
+    assert precompact(project.path, "flush").returncode == 0
+    index = project.logs / "precompact-savepoint.jsonl"
+    lines = [json.loads(line) for line in index.read_text().splitlines() if line]
+    assert [e["sequence"] for e in lines if e["event"] == "SUMMARY_SIGNED"] == [1, 2]
+    kept = [e for e in lines if e["event"] not in ("COMPACT_SUMMARY", "SUMMARY_SIGNED")]
+    second = [e for e in lines if e["event"] in ("COMPACT_SUMMARY", "SUMMARY_SIGNED") and e["sequence"] == 2]
+    index.write_text("".join(json.dumps(e) + "\n" for e in kept + [{**e, "sequence": 1} for e in second]))
+    code, document = _verify(project.path)
+    assert code == 1, document
+    verdict = _summary_verdict(document)
+    assert verdict["status"] == "FAILED" and "signed for another savepoint" in verdict["detail"], verdict
+    assert "summary" not in next(s for s in document["savepoints"] if s["sequence"] == 2)["layers"]
+
+
+def _post_compact_killed_before_its_worker(project: Project, tmp_path: Path) -> str:
+    """PreCompact saves and its worker pushes; PostCompact records the summary and is killed
+    (SIGKILL) where it starts its worker: no worker signs the summary. Returns the summary."""
+    import signal
+    import sys
+
+    planted = session(5, cwd=str(project.path))
+    transcript = write_transcript(planted, tmp_path / "session.jsonl")
+    event = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project.path), "trigger": "auto"}
+    assert hook({**event, "hook_event_name": "PreCompact", "custom_instructions": ""}).returncode == 0
+    assert wait_until(lambda: worker_finished(project.path), 60)
+    code = (
+        "import os, signal\n"
+        "from precompact.ops import background\n"
+        "background.spawn = lambda *_: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "from precompact.edges.hook import run\n"
+        "run()\n"
+    )
+    given = json.dumps({**event, "hook_event_name": "PostCompact", "compact_summary": planted.summary}).encode()
+    killed = subprocess.run(
+        [sys.executable, "-c", code], input=given, cwd=project.path, capture_output=True, check=False
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert [e["event"] for e in _index(project.logs) if "SUMMARY" in e["event"]] == ["COMPACT_SUMMARY"]
+    return planted.summary
+
+
+def test_a_summary_whose_worker_never_ran_is_said_unsigned_and_the_next_session_start_signs_it(tmp_path):
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False, encrypted=False)
+    _post_compact_killed_before_its_worker(project, tmp_path)
+    key = str(project.authority().pubkey())
+
+    [row] = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert row["summary_not_signed"].startswith(f"compaction summary not signed yet by {key}"), row
+    assert "`precompact flush` signs it" in row["summary_not_signed"]
+    shown = precompact(project.path, "status").stdout
+    assert f"        summary: compaction summary not signed yet by {key}" in shown, shown
+    code, document = _verify(project.path)
+    assert code == 4, document
+    verdict = _summary_verdict(document)
+    assert verdict["status"] == "not verified" and verdict["detail"].startswith(
+        f"in logs/: compaction summary not signed yet by {key}"
+    ), verdict
+    said = precompact(project.path, "verify").stdout
+    assert "✓" not in said and "[summary]: not verified (in logs/: compaction summary not signed yet" in said, said
+
+    # The next session start (a resume, hours later) starts the worker, which signs and pushes it.
+    resumed = {"session_id": "later", "cwd": str(project.path), "hook_event_name": "SessionStart", "source": "resume"}
+    assert hook(resumed).returncode == 0
+    assert wait_until(lambda: any(e["event"] == "SUMMARY_SIGNED" for e in _index(project.logs)), 60)
+    wait_for_worker(project)  # its push of the signed summary done
+    assert (
+        json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"][0]["summary_not_signed"] is None
+    )
+    code, document = _verify(project.path)
+    assert (code, _summary_verdict(document)["status"]) == (0, "verified"), document
+
+
+def _without(*kinds: str):
+    return lambda lines: [line for line in lines if line["event"] not in kinds]
+
+
+SUMMARY_LINES = ("COMPACT_SUMMARY", "SUMMARY_SIGNED")
+# Where the summary is not held alike in logs/ and on the remote, and what verify says (exit 4).
+NOT_HELD_ALIKE = {
+    "only the remote holds it": ("logs", _without(*SUMMARY_LINES), "logs/ lacks the compaction summary "),
+    "the remote's copy lacks it": ("remote", _without(*SUMMARY_LINES), "holds its savepoint without it"),
+    "the remote's copy is unsigned": ("remote", _without("SUMMARY_SIGNED"), "compaction summary carries no signature"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_HELD_ALIKE))
+def test_a_summary_not_held_signed_alike_in_logs_and_on_the_remote_is_not_verified(clear, tmp_path, case):
+    project, _ = clear
+    where, edit, said = NOT_HELD_ALIKE[case]
+    if where == "remote":
+        _rewritten(project, tmp_path, edit)
+    else:
+        index = project.logs / "precompact-savepoint.jsonl"
+        lines = [json.loads(line) for line in index.read_text().splitlines() if line]
+        index.write_text("".join(json.dumps(line) + "\n" for line in edit(lines)))
+    code, document = _verify(project.path)
+    verdict = _summary_verdict(document)
+    assert (code, verdict["status"]) == (4, "not verified"), document
+    assert said in verdict["detail"], verdict

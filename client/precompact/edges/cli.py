@@ -711,6 +711,8 @@ def status(only, remote, signers, as_json) -> None:
     rewound = {(s.instance, s.sequence) for s in api.no_longer_on_remote(loaded, savepoints)}
     # Committed without the signature that lets the remote's copy verify on another machine.
     unsigned = api.not_signed(loaded, savepoints) if loaded.git_layer else {}
+    # Compaction summaries recorded here that no flush has signed yet (its worker never ran).
+    summaries_unsigned = api.summaries_not_signed(loaded, savepoints)
 
     # Savepoints no root vouches for: what logs/ says of their layers is not this machine's word.
     foreign, foreign_note = api.unvouched(loaded)
@@ -751,6 +753,7 @@ def status(only, remote, signers, as_json) -> None:
                 "chain_endpoint": s.chain_endpoint,  # the RPC endpoint the confirmation rests on
                 "in_clear_on_branch": s in clear if s.commit else None,
                 "not_signed": unsigned.get((s.instance, s.sequence)),
+                "summary_not_signed": summaries_unsigned.get((s.instance, s.sequence)),
                 "compaction": api.compaction_mark(s),
                 # Each retry of the same problem adds a line to the index: one is enough here.
                 "failures": list(dict.fromkeys(str(f) for f in s.failures)),
@@ -816,6 +819,8 @@ def status(only, remote, signers, as_json) -> None:
                 terminal.echo(f"        last problem ({last.layer}): {quoting.inline(last.reason)}")
             if (s.instance, s.sequence) in unsigned:
                 terminal.echo(f"        signature: {unsigned[(s.instance, s.sequence)]}")
+            if (s.instance, s.sequence) in summaries_unsigned:
+                terminal.echo(f"        summary: {summaries_unsigned[(s.instance, s.sequence)]}")
         confirmed = api.chain_confirmations([s for s in mine if (s.instance, s.sequence) not in foreign])
         if confirmed:
             terminal.echo(f"  chain: {confirmed}")
@@ -1008,7 +1013,11 @@ def verify(check_all, sequence, instance, ledger, file, as_json) -> None:
         _say(f"✓ {verdict.detail}")
     elif verdict.status == verdicts.VERIFIED:
         git = f"git (held by {loaded.remote})" if loaded.git_layer else "git off"
-        _say(f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain, {git}; chain: {chain}")
+        summaries = sum(verdicts.SUMMARY in layers for layers in report.layers.values())
+        signed = f", {summaries} compaction summary(ies) signed by your key" if summaries else ""
+        _say(
+            f"✓ {len(report.checked)} savepoint(s) verified: snapshots, index, hash chain{signed}, {git}; chain: {chain}"
+        )
     elif verdict.status == verdicts.FAILED:
         _say(f"✗ first broken link: {report.findings[0]}")
         for finding in report.findings[1:]:

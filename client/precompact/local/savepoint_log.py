@@ -482,6 +482,14 @@ class Savepoint(Record):
         )
 
     @property
+    def summary_never_signed(self) -> bool:
+        """Whether this machine recorded its compaction summary and the index holds no signature
+        line of it at all: the worker PostCompact starts signs it, so one that did not run (killed,
+        the machine off) left it so. Claims only, none checked (a hint to start a worker, whose
+        flush signs what verifier.signed finds unsigned, this case and any other)."""
+        return not self.summary_signatures and self.summary_written_here
+
+    @property
     def snapshot_hash(self) -> str:
         """The hash the line states ("" when it states none: no snapshot's hash matches that)."""
         return (self._text("snapshot_hash") or "").removeprefix("sha256:")

@@ -413,6 +413,7 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     # project).
     entries = _queue_entries(loaded)
     index = savepoint_log.read(loaded.logs)
+    _sign_owed_summaries(loaded, payload, index.savepoints)
     saved = savepoint_log.of_instance(index.savepoints, loaded.instance)
     latest = capture.to_brief(saved, session_id, source)
     if (recovered == capture.QUEUED or capture.brief_waits(saved, loaded.instance, session_id, source, entries)) and (
@@ -430,6 +431,18 @@ def session_start(loaded: configuration.Config, payload: dict, agent: str) -> Br
     if session_id and latest.session_id != session_id and index.written_by_uncompact(session_id):
         return None  # `uncompact` wrote this session: it holds the whole history, another brief is noise
     return Briefing(latest, session_id, source, agent, saved, until)
+
+
+def _sign_owed_summaries(
+    loaded: configuration.Config, payload: dict, savepoints: list[savepoint_log.Savepoint]
+) -> None:
+    """Starts the worker when a compaction summary this machine recorded was never signed (the
+    worker its PostCompact started did not run: killed, the machine off), so it does not wait
+    for the next compaction to become restorable: the worker's flush signs it. Not while no
+    keypair file is there to sign with (every session start would start a worker for nothing:
+    `status` and `verify` say so, with the fix)."""
+    if any(s.summary_never_signed for s in savepoints) and os.path.isfile(loaded.keypair):
+        _start_worker(loaded, payload)
 
 
 def _compaction_queued(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from precompact.config.settings import Config
 from precompact.local import chunks
-from precompact.local.savepoint_log import Savepoint
+from precompact.local.savepoint_log import INDEX_NAME, Savepoint
 
 # GitPython is imported through gitstore where git is read: the SessionStart hook checks a
 # savepoint through this package and never reads git.
@@ -133,6 +133,19 @@ class GitEvidence:
         except gitstore.GitStoreError as e:
             return RemoteBranch(self.target.remote, self.target.branch, False, e.unquoted)
         return RemoteBranch(self.target.remote, self.target.branch, exists, None)
+
+    @cached_property
+    def index_at_remote_tip(self) -> tuple[str, object] | None:
+        """The remote's savepoint branch tip as this run fetched it, and the index copy it holds
+        as `gitstore.files_at` read it (its bytes, or why not), read once; None when the remote
+        holds no such branch."""
+        from precompact.remote import gitstore
+
+        tip = gitstore.remote_tip(self.repo, self.target) if self.remote_branch.exists else None
+        if tip is None:
+            return None
+        [copy] = gitstore.files_at(self.repo, [(tip, f"logs/{INDEX_NAME}")], self.target.keys)
+        return tip, copy
 
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be

@@ -112,6 +112,80 @@ def offered_summary(savepoint: Savepoint, key: str) -> OfferedSummary:
     return OfferedSummary(refused=f"signed by {', '.join(others)}, not by {key}")
 
 
+def summary_verdict(savepoint: Savepoint, key: str | None, owed: str | None) -> verdicts.Check | None:
+    """The verdict on `savepoint`'s compaction summary as one index holds it, held to `key`'s
+    SUMMARY_SIGNED lines, the root `restore` takes a summary back by (`offered_summary`):
+    VERIFIED when that key's signature binds it to the savepoint's line; FAILED for one altered
+    after it was signed, a signature moved from another savepoint, another key's, or a signature
+    whose summary line is gone; NOT_VERIFIED for one that carries no signature, and, in logs/
+    (`owed`: the fix that gets it signed here; None for the remote's copy, judged by restore's
+    rule alone), for one this machine recorded that the key has not signed over these words yet
+    (a worker that did not run after PostCompact). None when there is neither summary nor
+    signature."""
+    summary = savepoint.compact_summary
+    if summary is None and not savepoint.summary_signatures:
+        return None
+    if isinstance(summary, str) and summary_signed_by(savepoint, summary, key):
+        return verdicts.Check(
+            verdicts.VERIFIED,
+            f"compaction summary signed by {key}, bound to this savepoint's index line",
+            summary_sha256(summary),
+        )
+    if key is None:
+        return verdicts.Check(
+            verdicts.NOT_VERIFIED,
+            f"compaction summary not checked: no signing key here ({owed or 'run `precompact init`'})",
+        )
+    if owed is not None and isinstance(summary, str) and savepoint.summary_written_here:
+        sha256 = summary_sha256(summary)
+        # A signature this key made over other words is an earlier summary's of the savepoint.
+        if not any(s.signer == key and s.summary_sha256 == sha256 for s in savepoint.summary_signatures):
+            return verdicts.Check(
+                verdicts.NOT_VERIFIED,
+                f"compaction summary not signed yet by {key} (recorded here; `restore` brings it back only once it is): {owed}",
+            )
+    offered = offered_summary(savepoint, key)
+    if offered.refused is not None:
+        return verdicts.Check(verdicts.FAILED, f"compaction summary: {offered.refused}")
+    return verdicts.Check(
+        verdicts.NOT_VERIFIED,
+        "compaction summary carries no signature (recorded by a version before summaries were signed, or pushed before a flush signed it): `restore` does not bring it back",
+    )
+
+
+def summaries_not_signed(config: Config, savepoints: list[Savepoint]) -> dict[tuple[str, int], str]:
+    """The compaction summaries this machine recorded that the configured key has not signed
+    yet, by (instance, sequence) of their savepoint, each with what that means and the fix: the
+    worker signs each after PostCompact records it, so one left was recorded by a PostCompact
+    whose worker never ran (killed, the machine off) or could not sign."""
+    key = configured_key(config)
+    owed = [
+        s
+        for s in savepoints
+        if isinstance(s.compact_summary, str)
+        and s.summary_written_here
+        and not summary_signed_by(s, s.compact_summary, key)
+    ]
+    if not owed:
+        return {}
+    said = f"compaction summary not signed yet by {key or 'your signing key'}: `precompact restore` brings it back only once it is; {signing_fix(config, key)}"
+    return {(s.instance, s.sequence): said for s in owed}
+
+
+def signing_fix(config: Config, key: str | None) -> str:
+    """What makes the worker's flush sign with `key` (the configured key) here, in words: a
+    flush, or the keypair to point at first."""
+    try:
+        own = Signer.load(config.keypair).public_key
+    except SigningKeyError as e:
+        return f"{e}"
+    if key in (None, own):
+        return "`precompact flush` signs it"
+    return (
+        f"{config.keypair} holds {own}: point {config.keypair_setting} at {key}'s keypair file, then `precompact flush`"
+    )
+
+
 def configured_key(config: Config) -> str | None:
     """The public key whose signatures count (base58): `chain.authority`, else the keypair's;
     None when neither is there (no root of this kind on this machine)."""
@@ -258,17 +332,7 @@ def not_signed(config: Config, savepoints: list[Savepoint]) -> dict[tuple[str, i
     held = [s for s in savepoints if s.written_here and s.commit and not signed_by(s, key)]
     if not held:
         return {}
-    try:
-        own = Signer.load(config.keypair).public_key
-    except SigningKeyError as e:
-        fix = f"{e}"
-    else:
-        fix = (
-            "`precompact flush` signs it"
-            if key in (None, own)
-            else f"{config.keypair} holds {own}: point {config.keypair_setting} at {key}'s keypair file, then `precompact flush`"
-        )
-    said = f"not signed by {key or 'your signing key'}: the copy on the git remote verifies only on this machine; {fix}"
+    said = f"not signed by {key or 'your signing key'}: the copy on the git remote verifies only on this machine; {signing_fix(config, key)}"
     return {(s.instance, s.sequence): said for s in held}
 
 

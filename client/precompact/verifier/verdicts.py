@@ -79,6 +79,8 @@ UNMARKED = "–"
 
 # The layers of a savepoint, as every verdict names them.
 SNAPSHOT, GIT, CHAIN = "snapshot", "git", "chain"
+# Beside them, for a savepoint with a compaction summary: its signature (verifier.signed.summary_verdict).
+SUMMARY = "summary"
 
 
 def mark(status: str) -> str:

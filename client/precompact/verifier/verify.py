@@ -140,6 +140,7 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
         report.remote = remote.remote_branch
     run = _Run(config, report, verdicts.LocalSnapshots(config.logs), remote, _Chunks(config.logs, remote))
     run.signer = signed.configured_key(config)
+    run.remote_index = _remote_index(remote)
     report.lacking = lacking(config, folded)
     report.queued = snapshot.queued_notice(config.logs)
     report.unvouched.extend(_lacking(report.remote.branch if report.remote else config.branch, report.lacking))
@@ -210,6 +211,35 @@ class _Run:
     copies: dict[tuple[str, int], GitCopy] = field(default_factory=dict)
     layer_2: dict[tuple[str, int], verdicts.Check] = field(default_factory=dict)  # git's verdict per savepoint
     signer: str | None = None  # the public key whose signatures are a root (verifier.signed)
+    # The index copy at the remote's branch tip, as `restore` reads it there (None: not read).
+    remote_index: RemoteIndex | None = None
+    # What makes a flush here sign with `signer` (verifier.signed.signing_fix), said once a run.
+    signing_fix: str | None = None
+
+
+@dataclass(frozen=True)
+class RemoteIndex:
+    """The savepoints the index copy at the remote's branch tip holds, and where that is."""
+
+    where: str
+    savepoints: dict[tuple[str, int], savepoint_log.Savepoint]
+
+
+def _remote_index(remote: GitEvidence | None) -> RemoteIndex | None:
+    """The index copy at the tip of the remote's branch as fetched in this run; None when there
+    is none that reads (a copy that is not a readable index is `team.own_branch_problem`'s to
+    judge, FAILED; one encrypted to identities not here, the git verdicts')."""
+    if remote is None:
+        return None
+    read = remote.index_at_remote_tip
+    if read is None or not team.readable_here(read[1]):
+        return None
+    tip, copy = read
+    parsed = team.parsed_copy(copy)
+    if isinstance(parsed, str):
+        return None
+    where = f"the index copy on {remote.remote_branch.remote}'s {remote.remote_branch.branch} at {tip[:12]}"
+    return RemoteIndex(where, {(s.instance, s.sequence): s for s in parsed.savepoints})
 
 
 def _check_instance(
@@ -261,13 +291,72 @@ def _check_instance(
         for s in savepoints
         if s.sequence in report.checked and run.signer is not None and signed.refuted(s, run.signer)
     )
+    summaries = {
+        s.sequence: check
+        for s in savepoints
+        if (sequence is None or s.sequence == sequence) and (check := _summary(run, instance, s)) is not None
+    }
+    findings.extend(
+        Finding(n, verdicts.SUMMARY, check.detail) for n, check in summaries.items() if check.status == verdicts.FAILED
+    )
     report.findings.extend(Finding(f.sequence, f.layer, f.problem, instance) for f in findings)
     for s in savepoints:
         if sequence is None or s.sequence == sequence:
-            report.layers[(instance, s.sequence)] = _layers(
-                run, instance, s, findings, unvouched, chain_checks, check_chain
-            )
+            layers = _layers(run, instance, s, findings, unvouched, chain_checks, check_chain)
+            if s.sequence in summaries:
+                layers[verdicts.SUMMARY] = summaries[s.sequence]
+            report.layers[(instance, s.sequence)] = layers
     return chain, read
+
+
+def _summary(run: _Run, instance: str, savepoint: savepoint_log.Savepoint) -> verdicts.Check | None:
+    """The verdict on the savepoint's compaction summary, held to the configured key as `restore`
+    holds it (verifier.signed.summary_verdict), in logs/ and in the index copy at the remote's
+    tip, where that holds the same savepoint: FAILED where either fails; VERIFIED only when each
+    that holds the savepoint holds the same summary, signed (a signed one the remote does not
+    hold yet waits for the next flush; one only the remote holds, for `restore`). None when
+    neither holds a summary or a summary signature."""
+    if run.signing_fix is None:
+        run.signing_fix = signed.signing_fix(run.config, run.signer)
+    here = signed.summary_verdict(savepoint, run.signer, run.signing_fix)
+    index = run.remote_index
+    copy = index.savepoints.get((instance, savepoint.sequence)) if index is not None else None
+    if index is None or copy is None or copy.snapshot_hash != savepoint.snapshot_hash:
+        return None if here is None else _said(here, "in logs/")
+    there = signed.summary_verdict(copy, run.signer, None)
+    if here is None and there is None:
+        return None
+    for check, where in ((here, "in logs/"), (there, index.where)):
+        if check is not None and check.status == verdicts.FAILED:
+            return _said(check, where)
+    if here is None:
+        assert there is not None
+        if there.status == verdicts.VERIFIED:
+            return verdicts.Check(
+                verdicts.NOT_VERIFIED,
+                f"logs/ lacks the compaction summary {index.where} holds, signed: `precompact restore` brings it back",
+            )
+        return _said(there, index.where)
+    if here.status != verdicts.VERIFIED:
+        return _said(here, "in logs/")
+    if there is None:
+        return verdicts.Check(
+            verdicts.NOT_VERIFIED,
+            f"compaction summary signed in logs/; {index.where} holds its savepoint without it: the next flush pushes it (`precompact flush`)",
+        )
+    if there.status != verdicts.VERIFIED:
+        return _said(there, index.where)
+    if there.sha256 != here.sha256:
+        return verdicts.Check(
+            verdicts.NOT_VERIFIED,
+            f"{index.where} holds another signed compaction summary of it than logs/: the next flush pushes logs/' (`precompact flush`)",
+        )
+    return verdicts.Check(verdicts.VERIFIED, f"{here.detail}, in logs/ and in {index.where}", here.sha256)
+
+
+def _said(check: verdicts.Check, where: str) -> verdicts.Check:
+    """`check` with where it was made (logs/, or the remote's index copy) before its words."""
+    return verdicts.Check(check.status, f"{where}: {check.detail}", check.sha256)
 
 
 def _layers(
