@@ -154,3 +154,42 @@ def test_an_unread_entry_this_version_cannot_read_is_left_queued_and_named(tmp_p
     assert entry.other_version == "a savepoint whose fields this version does not read", entry
     assert snapshot.write_entry(settings, name, 1.0, capture.holder).left is not None
     assert queue_entries(project) == [name] and savepoint_log.savepoints(project.logs) == []
+
+
+def test_the_hook_writes_a_short_session_itself_and_leaves_a_long_one_to_the_worker(tmp_path):
+    """Reading and saving what fits half of Codex's 3 s at 10 MB/s, a session file byte counted as
+    three of transcript (5 MB of rollout), the hook does itself, after queueing it; past that, the
+    worker it started."""
+    from precompact.config import hook_timeouts
+
+    assert hook_timeouts.writes_in_time("codex", "SessionEnd", hook_timeouts.SESSION_FILE_BYTE_COST * 5_000_000)
+    assert not hook_timeouts.writes_in_time("codex", "SessionEnd", hook_timeouts.SESSION_FILE_BYTE_COST * 5_000_001)
+    short = new_project(tmp_path, "short", git_layer=False, chain_layer=False)
+    for name in ("short-session", "long-session"):
+        (tmp_path / name).mkdir()
+    compact(short, "codex", codex_session(tmp_path / "short-session", short.path), AGENTS["codex"][1], "SessionEnd")
+    assert [e["trigger"] for e in created(short)] == ["session_end"] and not queue_entries(short), "when it returned"
+
+    long = new_project(tmp_path, "long", git_layer=False, chain_layer=False)
+    rollout = codex_session(tmp_path / "long-session", long.path)
+    output = {"type": "function_call_output", "call_id": "c", "output": "x" * 4000}
+    with rollout.open("a") as f:
+        while f.tell() < 5_200_000:
+            f.write(json.dumps({"type": "response_item", "payload": output}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "type": "response_item",
+                    "payload": {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "Last words."}],
+                    },
+                }
+            )
+            + "\n"
+        )
+    compact(long, "codex", rollout, AGENTS["codex"][1], "SessionEnd")
+    assert not (long.logs / "precompact-savepoint.jsonl").exists() and len(queue_entries(long)) == 1, "queued only"
+    wait_for_worker(long)
+    assert [e["trigger"] for e in created(long)] == ["session_end"] and not queue_entries(long), "the worker wrote it"
