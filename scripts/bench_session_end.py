@@ -12,7 +12,8 @@ savepoint must still come (from the queue). `--code DIR` runs another build's cl
 (e.g. a `git archive` of main's `client/`) in turn with this one's, run by run. `--agent codex`
 or `gemini`: that agent's SessionEnd (`hook --agent …`) on a made-up session file of `--mb` MB
 (a Codex rollout, a Gemini chat file: user and assistant messages, tool calls with 4 KB outputs)
-never read before, which the hook reads into the conversation document (transcript/agents.py).
+never read before. Since fix15c the hook queues it unread and the worker reads it into the
+conversation document (transcript/agents.py); `--code` a build from before reads it in the hook.
 
 Usage: nice -n 10 .venv/bin/python scripts/bench_session_end.py [--mb 50 100] [--runs 3]
                                                               [--real] [--cut 3] [--code DIR]

@@ -90,6 +90,37 @@ def test_a_mid_turn_compaction_is_saved_through_codexs_hooks_and_the_model_gets_
     assert snapshot, "show reads a Codex savepoint's entries"
 
 
+def test_a_session_end_codex_queued_unread_is_written_by_the_worker_and_verifies(setup):
+    """fix15c: Codex's SessionEnd queues its rollout unread (the index busy, it cannot write it
+    itself either) and the worker it started reads the rollout and writes the savepoint, which
+    goes through the three layers and verifies."""
+    from test_hook_lock_wait import index_lock
+
+    holder = index_lock(setup.project)
+    try:
+        thread = setup.session.run(FIRST)
+        [queued] = [json.loads(line) for line in _queued_lines(setup.project)]
+        assert queued["unread_session_file"]["end"] > 0 and queued["session"]["transcript_path"] is None
+    finally:
+        holder.stop()
+    wait_for_worker(setup.project)
+    created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+    assert [(e["trigger"], e["agent"], e["agent_version"], e["session_id"]) for e in created] == [
+        ("session_end", "codex", codex_cli.VERSION, thread)
+    ]
+    assert created[0]["queue_entry"], "written from its queue entry"
+    assert PHRASE in setup.precompact("recall", "flux capacitor").stdout
+    verified = setup.precompact("verify", "--all")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _queued_lines(project) -> list[bytes]:
+    from precompact.local import provenance, snapshot
+
+    folder = project.logs / snapshot.QUEUE_DIR
+    return [provenance.made_here(snapshot.QUEUE_PURPOSE, p.read_bytes()) or b"" for p in sorted(folder.iterdir())]
+
+
 def test_resurrect_uncompact_writes_a_rollout_codex_resumes_whole(setup):
     session, mock = setup.session, setup.session.mock
     thread = session.run(FIRST)

@@ -229,6 +229,14 @@ def _replaced(session_file: Path) -> None:
     os.replace(copy, session_file)
 
 
+def _rewritten(session_file: Path) -> None:
+    """The session file's bytes changed in place (the same file, the same size)."""
+    data = session_file.read_bytes()
+    assert b"okapi" in data
+    with session_file.open("r+b") as f:
+        f.write(data.replace(b"okapi", b"zebra"))
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 @pytest.mark.parametrize("forgotten", [False, True], ids=["document kept", "document held"])
 def test_a_queued_savepoint_of_another_agent_whose_session_changed_before_its_writer_is_never_written(
@@ -238,7 +246,9 @@ def test_a_queued_savepoint_of_another_agent_whose_session_changed_before_its_wr
     Code's do: the document's last bytes before its end and the session file. Queued (the index
     busy) and then, before the worker writes it: the document the hook kept removed (`prune`
     forgets documents), or, in a forgotten project whose document is read again from the session
-    file, another file in the session file's place. No savepoint is written; the entry stays,
+    file, another file in the session file's place. fix15c: Codex's and Gemini's SessionEnd queue
+    their session file unread (its size and last bytes): the file's bytes before that end
+    rewritten in place, or another file in its place. No savepoint is written; the entry stays,
     named by `status` with the fix, and `flush --drop-queued` gives it up."""
     from precompact.local import snapshot
     from test_hook_lock_wait import index_lock, queue_entries
@@ -255,7 +265,13 @@ def test_a_queued_savepoint_of_another_agent_whose_session_changed_before_its_wr
     try:
         compact(project, agent, session_file, session_id, "SessionEnd")
         [name] = queue_entries(project)
-        if forgotten:
+        if agent != "opencode" and forgotten:
+            _replaced(session_file)
+            said = "is another file than the one the hook saw"
+        elif agent != "opencode":
+            _rewritten(session_file)
+            said = "no longer holds the bytes the hook saw before byte"
+        elif forgotten:
             _replaced(session_file)
             said = "is another file than the one the hook read"
         else:

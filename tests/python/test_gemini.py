@@ -81,6 +81,33 @@ def test_a_compression_is_saved_through_gemini_hooks_and_the_next_prompt_gets_th
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+def test_a_session_end_gemini_queued_unread_is_written_by_the_worker_and_verifies(setup):
+    """fix15c: Gemini's SessionEnd queues its chat file unread (the index busy, it cannot write
+    it itself either) and the worker it started reads the chat file and writes the savepoint,
+    which goes through the three layers and verifies."""
+    from precompact.local import provenance, snapshot
+    from test_hook_lock_wait import index_lock
+
+    holder = index_lock(setup.project)
+    try:
+        setup.session.run("Build the header parser. [[run:work]]")
+        folder = setup.project.logs / snapshot.QUEUE_DIR
+        [queued] = [
+            json.loads(provenance.made_here(snapshot.QUEUE_PURPOSE, p.read_bytes()) or b"") for p in folder.iterdir()
+        ]
+        assert queued["unread_session_file"]["end"] > 0 and queued["session"]["transcript_path"] is None
+    finally:
+        holder.stop()
+    wait_for_worker(setup.project)
+    created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+    assert [(e["trigger"], e["agent"]) for e in created] == [("session_end", "gemini")]
+    assert created[0]["queue_entry"], "written from its queue entry"
+    found = setup.precompact("recall", "--agent", "gemini", "flux capacitor")
+    assert found.returncode == 0 and PHRASE in found.stdout, found.stdout + found.stderr
+    verified = setup.precompact("verify", "--all")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 def test_resurrect_uncompact_writes_a_chat_file_gemini_resumes_whole(setup):
     session, mock = setup.session, setup.session.mock
     session.run("Build the header parser. [[run:work]]")

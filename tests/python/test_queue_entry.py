@@ -133,7 +133,10 @@ def test_an_entry_of_a_later_format_is_left_queued_named_and_failed_never_remove
     flushed = precompact(project.path, "flush")
 
     assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
-    assert f"queue entry logs/{snapshot.QUEUE_DIR}/{name} {OTHER_VERSION} (format 3" in flushed.stderr
+    assert (
+        f"queue entry logs/{snapshot.QUEUE_DIR}/{name} {OTHER_VERSION} (format {snapshot.QUEUE_FORMAT + 1}"
+        in flushed.stderr
+    )
     assert queue_entries(project) == sorted([name, summary])
     assert savepoint_log.savepoints(project.logs) == []
 

@@ -59,17 +59,18 @@ def open_read(path: str | os.PathLike) -> io.BufferedReader:
         raise
 
 
-def capped_lines(handle: io.BufferedIOBase, limit: int, path: str | os.PathLike) -> bytes:
-    """What `handle` (`path` open) holds from where it stands to its end (a last line still being
-    written included), each line at most `limit` bytes: LineTooLong, in one line naming where the
-    first longer one starts, as soon as that many bytes of it are read. A read takes at most `limit`
-    bytes, so only a line that spans reads can be longer: each read checks the line it ends and
-    the one it leaves open, never each line."""
+def capped_lines(handle: io.BufferedIOBase, limit: int, path: str | os.PathLike, until: int | None = None) -> bytes:
+    """What `handle` (`path` open) holds from where it stands to its end, or to byte `until` of
+    the file (a last line still being written included), each line at most `limit` bytes:
+    LineTooLong, in one line naming where the first longer one starts, as soon as that many bytes
+    of it are read. A read takes at most `limit` bytes, so only a line that spans reads can be
+    longer: each read checks the line it ends and the one it leaves open, never each line."""
     step = min(_BLOCK_BYTES, limit)
     origin = handle.tell()
+    left = None if until is None else max(until - origin, 0)
     parts: list[bytes] = []
     read = line_start = 0  # bytes read; where the line not yet ended starts
-    while block := handle.read(step):
+    while block := handle.read(step if left is None else min(step, left - read)):
         ended = block.find(b"\n")
         if ended >= 0:
             if read + ended + 1 - line_start > limit:

@@ -49,6 +49,11 @@ QUEUE_AT_ONCE = ("SessionEnd",)
 # docs/performance.md ("SessionEnd on a long session": 50 and 100 MB took 3.0 to 8.2 s at load 4
 # to 8.5, 12 to 16 MB/s; 10 here leaves room for a slower disk).
 SAVED_BYTES_PER_SECOND = 10_000_000
+# What a byte of a Codex rollout or a Gemini chat file costs a savepoint, in bytes of transcript
+# at SAVED_BYTES_PER_SECOND: it is read into a conversation document about twice its size
+# (scripts/bench_session_end.py --agent: 20 MB made 40), which is then saved; one more for the
+# reading itself.
+SESSION_FILE_BYTE_COST = 3
 # The share of its timeout an event that is cut when it runs out (SessionEnd) may plan to spend
 # writing a savepoint itself: Codex's 3 s give 15 MB, Claude Code's 5 s 25 MB; a longer session's
 # savepoint is the worker's, which no agent cuts.

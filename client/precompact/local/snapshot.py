@@ -85,7 +85,11 @@ NOT_STAMPED = "not written by this machine (no stamp of its key)"
 # ignored; an optional one missing takes its default); an entry of a version above this one, or
 # stamped by this machine but not readable here, is another precompact's (the plugin's hooks and
 # the user's CLI are separate installs): left queued and named, never removed unread.
-QUEUE_FORMAT = 2
+QUEUE_FORMAT = 3
+# The format entries are written in, but for a Codex or Gemini SessionEnd's that left its session
+# file unread (`queue_unread`): QUEUE_FORMAT, so that a precompact that reads format 2 at most
+# leaves it queued and names it, never writing it as a savepoint without a transcript.
+WRITTEN_FORMAT = 2
 ANOTHER_VERSION = "written by another precompact version: run that version's `precompact flush`"
 # What a queued savepoint's entry says of its transcript's bytes before its end (TranscriptSeen):
 # the SHA-256 of the last 64 KiB, a read and a hash of the same size whatever the transcript's, at
@@ -638,12 +642,92 @@ def queue(settings: Settings, session: Session, end: int | None = None, reason: 
         raise
 
 
-def _entry_header(settings: Settings) -> dict:
+def queue_unread(settings: Settings, session: Session) -> str:
+    """Leaves the savepoint of another agent's `session` (a Codex rollout or a Gemini chat file,
+    `Session.agent_transcript`, both only ever appended to) to the worker without reading it into
+    the document: a SessionEnd's, which the agent cuts at its timeout (Codex's 3 s) while a long
+    session's reading takes longer under load. The entry says how far the session file went and
+    what its last bytes were (`UnreadSessionFile`); the writer reads it to there (`write_entry`),
+    or, when it no longer holds them, says so and writes nothing. _TranscriptChanged when the
+    session file cannot be read; the entry's name, for `write_entry`."""
+    if not session.agent_transcript or session.transcript_path is not None:
+        raise ValueError("an unread session file's entry names the session file and no document")
+    seen = _unread_now(session.agent_transcript, None)
+    import orjson
+
+    entry = {
+        **_entry_header(settings, QUEUE_FORMAT),
+        "session": session.as_dict(),
+        "end": None,
+        "reason": None,
+        "transcript": None,
+        "unread_session_file": seen.as_dict(),
+    }
+    return _enqueue(settings, QUEUE_PURPOSE, orjson.dumps(entry), QUEUE_SUFFIX)
+
+
+def _entry_header(settings: Settings, version: int = WRITTEN_FORMAT) -> dict:
     """What every queue entry says of its hook, in one place: the entry's format, the instance the
     hook was loaded as (its savepoint is that instance's, whatever instance the writer is
     loaded as: `precompact flush --instance`), and when the hook ran (`queued_at`, Unix seconds:
     the savepoint written from it keeps it, the write's own time being its chain timestamp)."""
-    return {"version": QUEUE_FORMAT, "instance": settings.instance, "queued_at": int(time.time())}
+    return {"version": version, "instance": settings.instance, "queued_at": int(time.time())}
+
+
+class UnreadSessionFile(Record, frozen=True):
+    """What the SessionEnd that queued a savepoint without reading its session file into the
+    document (`queue_unread`) saw of that file: the file (`device`, `inode`), its size (`end`,
+    how far the savepoint reads it) and the SHA-256 of its last TRANSCRIPT_TAIL_BYTES before
+    `end`. docs/sessions.md, "a queued savepoint of another agent"."""
+
+    device: int
+    inode: int
+    end: int
+    tail_sha256: str
+
+
+def _unread_now(path: str, end: int | None) -> UnreadSessionFile:
+    """The session file at `path` now, up to `end` (None: its size now); _TranscriptChanged when it
+    is gone, no file a reader may open, or shorter than `end`."""
+    shown = quoting.inline(path)
+    try:
+        with session_file.open_read(path) as f:
+            found = os.fstat(f.fileno())
+            end = found.st_size if end is None else end
+            if found.st_size < end:
+                raise _TranscriptChanged(
+                    f"its session file {shown} was cut since the hook ({found.st_size} of {end} bytes)"
+                )
+            start = max(end - TRANSCRIPT_TAIL_BYTES, 0)
+            f.seek(start)
+            tail = f.read(end - start)
+    except FileNotFoundError:
+        raise _TranscriptChanged(f"its session file {shown} is gone") from None
+    except session_file.NotASessionFile as e:
+        raise _TranscriptChanged(f"its session file {shown} {e.strerror}") from None
+    except OSError as e:
+        raise _TranscriptChanged(f"its session file {shown} cannot be read ({quoting.os_error(e)})") from None
+    if len(tail) != end - start:
+        raise _TranscriptChanged(f"its session file {shown} was cut while it was read")
+    return UnreadSessionFile(found.st_dev, found.st_ino, end, hashlib.sha256(tail).hexdigest())
+
+
+def _unread_changed(entry: QueueEntry) -> str | None:
+    """How the session file of `entry`, queued unread, no longer holds what its hook saw (gone, no
+    file a reader may open, another file, cut before the hook's end, or other bytes in its last
+    TRANSCRIPT_TAIL_BYTES before it), None when it still does."""
+    seen, session = entry.unread_session_file, entry.session
+    assert seen is not None and session is not None and session.agent_transcript
+    try:
+        now = _unread_now(session.agent_transcript, seen.end)
+    except _TranscriptChanged as e:
+        return str(e)
+    shown = quoting.inline(session.agent_transcript)
+    if (now.device, now.inode) != (seen.device, seen.inode):
+        return f"its session file {shown} is another file than the one the hook saw"
+    if now.tail_sha256 != seen.tail_sha256:
+        return f"its session file {shown} no longer holds the bytes the hook saw before byte {seen.end}"
+    return None
 
 
 class TranscriptSeen(Record, frozen=True):
@@ -704,6 +788,8 @@ def _transcript_changed(logs: Path, entry: QueueEntry) -> str | None:
     longer holds what its hook saw (gone, no file a reader may open, another file, cut, or other
     bytes before its end), None when it still does, or when the entry recorded nothing to compare
     (written by version 1, or another agent's document)."""
+    if entry.unread_session_file is not None:
+        return _unread_changed(entry)
     if entry.session_file is not None:
         return _session_file_changed(logs, entry)
     if entry.session is None or entry.transcript is None or entry.end is None:
@@ -936,6 +1022,7 @@ class QueueEntry(Record, frozen=True):
     reason: str | None = None
     transcript: TranscriptSeen | None = None
     session_file: SessionFileSeen | None = None
+    unread_session_file: UnreadSessionFile | None = None
     summary: QueuedSummary | None = None
     refused: str | None = None
     other_version: str | None = None
@@ -1255,6 +1342,9 @@ def _write_queue(
                     done.failed += 1
                     stuck.add(session.session_id)
                     done.notes.append(f"queued savepoint {shown} not written: {taken.left}")
+                if taken.given_up is not None:
+                    done.failed += 1
+                    done.notes.append(f"queued savepoint {shown} not written, and removed: {taken.given_up}")
             elif summary is not None and summary.sequence is None and summary.session_id in stuck:
                 done.left += 1  # it belongs to the savepoint left queued: recorded with it, later
             elif summary is not None and summary_recorded is not None:
@@ -1295,6 +1385,9 @@ class Taken(Record, frozen=True):
     written: WrittenSnapshot | None = None
     held_by: savepoint_log.Savepoint | None = None
     left: str | None = None
+    # Why the entry was removed unwritten: its session file, queued unread, cannot be read into a
+    # document (a line longer than a reader reads), which no later writer would do either.
+    given_up: str | None = None
 
 
 def _hooks_settings(settings: Settings, entry: QueueEntry) -> Settings:
@@ -1336,6 +1429,8 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
         if changed is not None:
             return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
+        if entry.unread_session_file is not None:
+            return _write_unread(hooks, entry, name, held)
         pinned = _pinned_document(settings.logs, entry)
         with _read_again(session) as again:
             if again is not session:  # a held document, read again now: it is what is compared
@@ -1362,6 +1457,49 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             )
             _unpin(settings.logs, entry)
     _register(hooks)
+    return Taken(written=written)
+
+
+def _write_unread(settings: Settings, entry: QueueEntry, name: str, held: Held) -> Taken:
+    """`write_entry` for a savepoint queued with its session file unread (`queue_unread`), its
+    session file checked already: the file read up to the hook's end into the document (kept
+    where the project keeps documents, else held for the write: local/registry.keeps_outside),
+    and written from it as the hook once did. Nothing said in it: the entry is removed, as that
+    hook saved nothing then."""
+    from precompact.local import registry
+    from precompact.transcript import agents, conversation
+    from precompact.transcript import claude_code as transcript
+
+    session, seen = entry.session, entry.unread_session_file
+    assert session is not None and session.agent_transcript and seen is not None
+    try:
+        with agents.reading(
+            session.agent,
+            settings.logs,
+            session.agent_transcript,
+            session.session_id,
+            kept=registry.keeps_outside(settings.logs.parent),
+            until=seen.end,
+        ) as read:
+            document = Path(read.transcript_path)
+            again = session.replace(transcript_path=read.transcript_path, agent_version=read.version)
+            end = transcript.whole_lines_end(document)
+            said = conversation.last_said(document)
+            if said is None:
+                _unqueue(settings.logs, name)
+                return Taken()
+            saved = savepoint_log.savepoints(settings.logs, settings.instance)
+            mine = [s for s in saved if s.session_id == session.session_id]
+            # What the session said last is its latest savepoint's: it said nothing since.
+            holder = mine[-1] if mine and mine[-1].last_said == said else held(saved, again, end)
+            if holder is not None:
+                _unqueue(settings.logs, name)
+                return Taken(held_by=holder)
+            written = _create_locked(settings, again, None, None, until=end, queued=name, queued_at=entry.queued_at)
+    except session_file.LineTooLong as e:
+        _unqueue(settings.logs, name)
+        return Taken(given_up=f"its session file cannot be read into a document ({quoting.os_error(e)})")
+    _register(settings)
     return Taken(written=written)
 
 
@@ -1631,13 +1769,39 @@ def _queued_session(found: dict) -> dict | None:
             if not isinstance(pinned, str) or not agents.PINNED_NAME.fullmatch(pinned):
                 return None
         source_seen = SessionFileSeen(source["device"], source["inode"], source["document_tail_sha256"], pinned)
+    unread = _unread_session_file(found.get("unread_session_file"), known)
+    if unread is False:
+        return None
     return {
         "session": Session(**known),
         "end": end,
         "reason": reason,
         "transcript": transcript,
         "session_file": source_seen,
+        "unread_session_file": unread,
     }
+
+
+def _unread_session_file(found: object, session: dict) -> UnreadSessionFile | None | bool:
+    """An entry's `unread_session_file` (`queue_unread`), None when it has none, False when it is
+    not one this version reads: its fields, or a session other than a Codex or Gemini one naming
+    its session file and no document."""
+    if found is None:
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("tail_sha256"), str):
+        return False
+    if not all(type(found.get(key)) is int and found[key] >= 0 for key in ("device", "inode", "end")):
+        return False
+    from precompact.transcript import agent_names
+
+    if (
+        session.get("agent") not in (agent_names.CODEX, agent_names.GEMINI)
+        or session.get("transcript_path") is not None
+    ):
+        return False
+    if not isinstance(session.get("agent_transcript"), str):
+        return False
+    return UnreadSessionFile(found["device"], found["inode"], found["end"], found["tail_sha256"])
 
 
 def _integer_or_none(value: object) -> bool:

@@ -751,6 +751,9 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
     from precompact.local import capture, snapshot
     from precompact.transcript import conversation
 
+    if agent in (agent_names.CODEX, agent_names.GEMINI) and _text(payload, "transcript_path"):
+        _session_end_unread(loaded, payload, agent)
+        return
     with _reading_session(payload, loaded, capture.SESSION_END_TRIGGER, agent) as (session, _):
         if not session.transcript_path or conversation.last_said(Path(session.transcript_path)) is None:
             return  # nothing said: nothing to archive
@@ -766,6 +769,49 @@ def session_end(loaded: configuration.Config, payload: dict, agent: str) -> None
         # tightest. Held (other saves, or the worker took the entry already), the worker writes it.
         with contextlib.suppress(savepoint_log.LockTimeout):
             snapshot.write_entry(settings, name, _lock_wait(payload, agent), capture.holder)
+
+
+def _session_end_unread(loaded: configuration.Config, payload: dict, agent: str) -> None:
+    """SessionEnd of Codex CLI or Gemini CLI: the session file is queued unread (its identity, size
+    and last bytes: local/snapshot.queue_unread) and the worker started, which reads it into the
+    document and writes the savepoint. Reading a long session before queueing took longer than
+    Codex's 3 s under load, and a hook cut before it queued lost the session's end
+    (docs/performance.md, "SessionEnd of Codex and Gemini"). As Claude Code's SessionEnd, the
+    hook then writes it itself only when its reading and saving fit in the event's timeout
+    (config/hook_timeouts.SESSION_FILE_BYTE_COST) or no worker could start: a cut there loses
+    nothing, the entry being queued."""
+    from precompact.local import capture, snapshot
+
+    given = _text(payload, "transcript_path")
+    assert given is not None
+    _refuse_non_file(given)
+    session = snapshot.Session(
+        session_id=_text(payload, "session_id"),
+        transcript_path=None,
+        cwd=_text(payload, "cwd") or str(loaded.root),
+        trigger=capture.SESSION_END_TRIGGER,
+        agent=agent,
+        agent_transcript=given,
+    )
+    settings = layer_1(loaded)
+    try:
+        name = snapshot.queue_unread(settings, session)
+    except PrecompactError as e:  # the session file gone, or not one a reader opens
+        raise NoTranscript(f"{e}; nothing of the session was queued") from None
+    started = _start_worker(loaded, payload)
+    event = _text(payload, "hook_event_name") or "SessionEnd"
+    unread = hook_timeouts.SESSION_FILE_BYTE_COST * _size(given)
+    if started and not hook_timeouts.writes_in_time(agent, event, unread):
+        return  # the worker reads and writes it: here, the agent would cut it short
+    with contextlib.suppress(savepoint_log.LockTimeout):
+        snapshot.write_entry(settings, name, _lock_wait(payload, agent), capture.holder)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _unsaved_bytes(loaded: configuration.Config, session: snapshot.Session) -> int:

@@ -52,11 +52,13 @@ class Read:
     session_id: str | None = None  # as the session file names it (Claude Code's names none)
 
 
-def read(agent: str, logs: Path, session_file: str, session_id: str | None = None) -> Read:
+def read(agent: str, logs: Path, session_file: str, session_id: str | None = None, until: int | None = None) -> Read:
     """The conversation document of `session_file`, the session file of `agent` (for OpenCode,
     its database, which holds session `session_id` among others). For Claude Code that is the
-    file itself; for the others it is written to `documents_dir(logs)` first. OSError when the
+    file itself; for the others it is written to `documents_dir(logs)` first. With `until`, the
+    document of the session file's first `until` bytes only (`_until`). OSError when the
     session file cannot be read (or holds no such OpenCode session)."""
+    _until(agent, until)
     if agent == CLAUDE:
         return Read(session_file, claude_version(Path(session_file)))
     if agent not in (CODEX, GEMINI, OPENCODE):
@@ -69,12 +71,12 @@ def read(agent: str, logs: Path, session_file: str, session_id: str | None = Non
     if agent == CODEX:
         # Two hooks of one thread at once (two codex processes on it) must not both append.
         with _locked(name):
-            return _codex(name, Path(session_file))
+            return _codex(name, Path(session_file), until)
     if agent == OPENCODE:
         return _opencode(name, Path(session_file), session_id)
     from precompact.transcript import gemini
 
-    document = gemini.read(Path(session_file))
+    document = gemini.read(Path(session_file), until)
     private_file.replace(_with_suffix(name, ".jsonl"), document.data)
     return Read(str(_with_suffix(name, ".jsonl")), document.version, document.summary, document.session_id)
 
@@ -91,25 +93,36 @@ HELD_NAME_PREFIX = "precompact-held-"
 
 
 @contextlib.contextmanager
-def reading(agent: str, logs: Path, session_file: str, session_id: str | None, *, kept: bool) -> Iterator[Read]:
+def reading(
+    agent: str, logs: Path, session_file: str, session_id: str | None, *, kept: bool, until: int | None = None
+) -> Iterator[Read]:
     """`read` (the document kept in `documents_dir(logs)`) when `kept`, else `held`: the
     document for the block's length only. The caller decides which (local/registry.keeps_outside)."""
     if kept:
-        yield read(agent, logs, session_file, session_id)
+        yield read(agent, logs, session_file, session_id, until)
         return
-    with held(agent, session_file, session_id) as document:
+    with held(agent, session_file, session_id, until) as document:
         yield document
 
 
+def _until(agent: str, until: int | None) -> None:
+    """A document read to byte `until` of its session file is one of an append-only file: a Codex
+    rollout or a Gemini chat file (ValueError for another agent's). What a SessionEnd queued
+    without reading it (local/snapshot.UnreadSessionFile) is read so, by the worker."""
+    if until is not None and agent not in (CODEX, GEMINI):
+        raise ValueError(f"{agent!r}'s session file is not read to a byte")
+
+
 @contextlib.contextmanager
-def held(agent: str, session_file: str, session_id: str | None = None) -> Iterator[Read]:
+def held(agent: str, session_file: str, session_id: str | None = None, until: int | None = None) -> Iterator[Read]:
     """`read` for a project whose savepoints keep nothing outside it (forgotten on this machine:
     local/registry.keeps_outside): the document is written to an anonymous file of this process
     (no name in any directory, so neither a crash nor a kill leaves it behind), read through its
     descriptor, and gone when the block ends. Nothing is written under the state directory: no
     document, no read position, no lock. Not for Claude Code, whose transcript is the document.
-    ValueError for an agent it is not."""
-    document = _whole(agent, Path(session_file), session_id)
+    ValueError for an agent it is not. With `until`, as `read`."""
+    _until(agent, until)
+    document = _whole(agent, Path(session_file), session_id, until)
     import tempfile  # only here: it imports shutil and random, which no kept read needs
 
     if _descriptors_by_path():
@@ -141,17 +154,18 @@ def is_held(transcript_path: str | None) -> bool:
     return name.startswith(HELD_NAME_PREFIX) and folder == tempfile.gettempdir()
 
 
-def _whole(agent: str, source: Path, session_id: str | None):
-    """The document of the session file `source`, read whole (no read position kept): the agent
-    reader's own result, with its data, version, summary and session id."""
+def _whole(agent: str, source: Path, session_id: str | None, until: int | None = None):
+    """The document of the session file `source`, read whole (to byte `until`, when given; no
+    read position kept): the agent reader's own result, with its data, version, summary and
+    session id."""
     if agent == CODEX:
         from precompact.transcript import codex
 
-        return codex.read(source)
+        return codex.read(source, until)
     if agent == GEMINI:
         from precompact.transcript import gemini
 
-        return gemini.read(source)
+        return gemini.read(source, until)
     if agent == OPENCODE:
         from precompact.transcript import opencode
 
@@ -303,16 +317,17 @@ def _with_suffix(name: Path, suffix: str) -> Path:
     return name.with_name(name.name + suffix)
 
 
-def _codex(name: Path, rollout: Path) -> Read:
+def _codex(name: Path, rollout: Path, until: int | None = None) -> Read:
     """A rollout's document, appended to with what the rollout appended since the last read
     when the rollout's bytes read then are unchanged (their SHA-256 and the document's size,
-    recorded in `<name>.state.json`, say so); else read and written whole."""
+    recorded in `<name>.state.json`, say so); else read and written whole. With `until`, to
+    that byte of the rollout only: a document that a later read took past it is written again."""
     from precompact.transcript import codex
 
     document_path, state_path = _with_suffix(name, ".jsonl"), _with_suffix(name, ".state.json")
     state = _state(state_path)
     with session_file.open_read(rollout) as f:
-        size = os.fstat(f.fileno()).st_size
+        size = os.fstat(f.fileno()).st_size if until is None else min(os.fstat(f.fileno()).st_size, until)
         prefix = hashlib.sha256()
         start = state["source_end"] if state is not None and state["source_end"] <= size else 0
         left = start
@@ -332,7 +347,7 @@ def _codex(name: Path, rollout: Path) -> Read:
         if not kept:
             f.seek(0)
             prefix, start, state = hashlib.sha256(), 0, None
-        raw = codex.read_rest(f, rollout)
+        raw = codex.read_rest(f, rollout, until)
     document = codex.read_from(raw, start)
     prefix.update(raw[: document.consumed])
     if kept:

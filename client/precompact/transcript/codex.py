@@ -95,18 +95,19 @@ class Document:
         return b"".join(self.lines)
 
 
-def read(path: Path) -> Document:
-    """The rollout at `path` as a document; OSError when it cannot be read (LineTooLong: a line
-    over the cap, `read_rest`)."""
+def read(path: Path, until: int | None = None) -> Document:
+    """The rollout at `path` as a document (its first `until` bytes only, when given); OSError
+    when it cannot be read (LineTooLong: a line over the cap, `read_rest`)."""
     with session_file.open_read(path) as f:
-        return read_from(read_rest(f, path), 0)
+        return read_from(read_rest(f, path, until), 0)
 
 
-def read_rest(handle: io.BufferedIOBase, path: Path) -> bytes:
-    """The rollout's bytes from where `handle` (`path` open) stands, none of its lines longer than
-    a transcript line may be (claude_code.MAX_LINE_BYTES): a longer one, which would be read whole
-    into memory, is session_file.LineTooLong once that much of it is read."""
-    return session_file.capped_lines(handle, claude_code.MAX_LINE_BYTES, path)
+def read_rest(handle: io.BufferedIOBase, path: Path, until: int | None = None) -> bytes:
+    """The rollout's bytes from where `handle` (`path` open) stands (to byte `until`, when given),
+    none of its lines longer than a transcript line may be (claude_code.MAX_LINE_BYTES): a longer
+    one, which would be read whole into memory, is session_file.LineTooLong once that much of it
+    is read."""
+    return session_file.capped_lines(handle, claude_code.MAX_LINE_BYTES, path, until)
 
 
 def read_from(raw: bytes, start: int) -> Document:

@@ -87,12 +87,13 @@ class Document:
         return b"".join(self.lines)
 
 
-def read(path: Path) -> Document:
-    """The chat file at `path` as a document; OSError when it cannot be read (LineTooLong: a line
-    longer than a transcript line may be, claude_code.MAX_LINE_BYTES, refused once that much of
-    it is read, never read whole into memory)."""
+def read(path: Path, until: int | None = None) -> Document:
+    """The chat file at `path` as a document (its first `until` bytes only, when given); OSError
+    when it cannot be read (LineTooLong: a line longer than a transcript line may be,
+    claude_code.MAX_LINE_BYTES, refused once that much of it is read, never read whole into
+    memory)."""
     with session_file.open_read(path) as f:
-        return parse(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, path))
+        return parse(session_file.capped_lines(f, claude_code.MAX_LINE_BYTES, path, until))
 
 
 def parse(raw: bytes) -> Document:
