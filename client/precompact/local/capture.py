@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from precompact.boundary import session_file
 from precompact.local import savepoint_log
+from precompact.transcript import agent_names
 
 if TYPE_CHECKING:  # a session start that makes no savepoint is spared snapshot's imports
     from precompact.local import snapshot
@@ -73,6 +74,31 @@ def boundaries(path: Path) -> list[int]:
 
 def of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> list[savepoint_log.Savepoint]:
     return [s for s in saved if session_id and s.session_id == session_id]
+
+
+def holding(
+    saved: list[savepoint_log.Savepoint], session_id: str | None, agent: str, said: str | None
+) -> savepoint_log.Savepoint | None:
+    """The savepoint that holds `agent`'s session `session_id` as it is now, its last entry said
+    being `said` (conversation.last_said), so that no other is made of it: the session's latest
+    savepoint, when it read up to that entry (not an older one: a second /compact appends the
+    history again under the same ids, anthropics/claude-code #92089, so the transcript may end
+    at an entry an older savepoint ended at with much said since). A Claude Code session with no
+    savepoint of its own whose last entry is another session's savepoint's last is a copy of what
+    that savepoint holds under a new id, one `uncompact` wrote (from it, or from a later one cut
+    at the compaction it was made at), not resumed since: the first such savepoint. Only Claude
+    Code marks an entry the same in every session (its `uuid`): other agents' marks (Codex's
+    record ordinals) repeat from one session to the next. None when the session said nothing, or
+    something no savepoint holds. The one rule of `savepoint`, `import`, PreCompact and
+    SessionEnd."""
+    if said is None:
+        return None
+    mine = of_session(saved, session_id)
+    if mine:
+        return mine[-1] if mine[-1].last_said == said else None
+    if agent != agent_names.CLAUDE:
+        return None
+    return next((s for s in saved if s.last_said == said), None)
 
 
 def reach(savepoint: savepoint_log.Savepoint) -> int:

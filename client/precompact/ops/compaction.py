@@ -1018,15 +1018,17 @@ def _document(
 
 
 def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
-    """The session's latest savepoint, if the transcript has said nothing since it was made."""
+    """The savepoint that already holds the session as its transcript is now (capture.holding:
+    its own latest, or the one an `uncompact` copy was written from), None when it said
+    something since."""
     if not session.session_id or not session.transcript_path:
         return None
-    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.session_id == session.session_id]
-    if not mine or not mine[-1].last_said:
-        return None
+    from precompact.local import capture
     from precompact.transcript import conversation
 
-    return mine[-1] if conversation.last_said(Path(session.transcript_path)) == mine[-1].last_said else None
+    said = conversation.last_said(Path(session.transcript_path))
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    return capture.holding(saved, session.session_id, session.agent, said)
 
 
 def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, lines_in_part: int | None) -> str:
