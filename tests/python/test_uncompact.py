@@ -157,11 +157,11 @@ def written_entries(project, home, done) -> list[dict]:
     return [json.loads(line) for line in (folder / f"{new_id}.jsonl").read_text().splitlines()]
 
 
-def test_savepoint_and_session_end_take_an_uncompacted_session_as_archived_as_import_does(tmp_path):
+def test_savepoint_takes_an_uncompacted_session_as_archived_as_import_does(tmp_path):
     """The session `uncompact` wrote is the newest of the directory: `precompact savepoint` (no
     `--transcript`) makes no savepoint of it while it has said nothing (exit 5 naming the
-    savepoint it holds, as `import` reports it unchanged), nor does its SessionEnd; once it
-    says more, `savepoint` saves it."""
+    savepoint it holds, as `import` reports it unchanged); once it says more, `savepoint` saves
+    it."""
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
     home = tmp_path / "home"
     folder = home / ".claude" / "projects" / uncompact.project_folder(str(project.path))
@@ -191,8 +191,6 @@ def test_savepoint_and_session_end_take_an_uncompacted_session_as_archived_as_im
     assert again.stdout.startswith("nothing new since savepoint 1: ")
     as_json = json.loads(precompact(project.path, "savepoint", "--json", home=home).stdout)
     assert as_json["unchanged_since"] == 1 and as_json["savepoint"] is None
-    end = payload("SessionEnd", project.path, copy, session_id=copy.stem)
-    assert precompact(project.path, "hook", stdin=end, home=home).returncode == 0
     assert sequences() == [1], "nothing saved twice"
 
     said(copy, "u2", "user", "And the changelog?")

@@ -107,7 +107,7 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
         if said is None:
             return Imported(session_id, transcript, len(extra), EMPTY)
         saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
-        held = capture.holding(saved, session_id, agents.CLAUDE, said)
+        held = capture.archived(saved, session_id, agents.CLAUDE, said, transcript)
         if held is not None:
             return Imported(session_id, transcript, len(extra), UNCHANGED, held.sequence)
         session = snapshot.Session(
@@ -144,7 +144,8 @@ def _save_document(
     said = conversation.last_said(Path(read.transcript_path))
     if said is None:
         return Imported(session_id, session_file, 0, EMPTY)
-    held = capture.holding(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id, agent, said)
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    held = capture.archived(saved, session_id, agent, said, session_file)
     if held is not None:
         return Imported(session_id, session_file, 0, UNCHANGED, held.sequence)
     session = snapshot.Session(
