@@ -143,8 +143,12 @@ def test_a_single_200_mb_line_is_answered_in_time_and_saved(established, tmp_pat
     "mangle, expected",
     [
         (lambda text: text + "\n[[[bad", "is not valid TOML"),
-        (lambda text: text.replace("git = false", 'git = "yes"'), "git"),
-        (lambda text: text.replace('instance = "Trial #1"', "instance = 42"), "instance"),
+        (lambda text: text.replace("git = false", 'git = "yes"'), "layers.git must be true or false, got 'yes'"),
+        (lambda text: text.replace('instance = "Trial #1"', "instance = 42"), "instance must be a string, got 42"),
+        (
+            lambda text: text.replace("brief_budget = 4000", 'brief_budget = "lots"'),
+            "hooks.brief_budget must be a whole number of characters, between 1500 and 9500, got 'lots'",
+        ),
     ],
 )
 def test_an_invalid_configuration_is_named_in_hook_and_cli(established, mangle, expected):
@@ -161,6 +165,18 @@ def test_an_invalid_configuration_is_named_in_hook_and_cli(established, mangle, 
         result = precompact(project.path, command)
         assert result.returncode != 0
         assert expected in one_line(result.stderr + result.stdout)
+    doctor = precompact(project.path, "doctor", "--json")
+    [check] = [c for c in json.loads(doctor.stdout) if c["check"] == "configuration"]
+    assert doctor.returncode == 1 and not check["ok"] and expected in check["detail"]
+    if expected == "is not valid TOML":
+        assert check["fix"] == "fix the file or re-run `precompact init --force`"
+    else:  # a value precompact cannot use: the file, the key, the fix
+        path = project.path.resolve() / ".precompact.toml"
+        fix = f" in that file, then run `precompact trust` in {project.path.resolve()}"
+        status = precompact(project.path, "status", "--json")
+        assert json.loads(status.stdout)["error"].startswith(f"{path}: {expected}")
+        assert json.loads(status.stdout)["error"].endswith(fix)
+        assert check["detail"].startswith(f"{path}: {expected}") and check["fix"].endswith(fix)
     assert_nothing_lost(project, intact)
 
 

@@ -442,9 +442,12 @@ def test_with_nothing_pending_the_events_import_nothing_of_the_library(tmp_path)
 @pytest.mark.parametrize(
     ("value", "said"),
     [
-        ("100", "hooks.brief_budget must be between 1500 and 9500 characters, got 100; set e.g. brief_budget = 4000"),
-        ("20000", "hooks.brief_budget must be between 1500 and 9500 characters, got 20000"),
-        ('"big"', "hooks.brief_budget must be an integer, got 'big'"),
+        (
+            "100",
+            "hooks.brief_budget must be a whole number of characters, between 1500 and 9500, got 100; set e.g. brief_budget = 4000",
+        ),
+        ("20000", "hooks.brief_budget must be a whole number of characters, between 1500 and 9500, got 20000"),
+        ('"big"', "hooks.brief_budget must be a whole number of characters, between 1500 and 9500, got 'big'"),
     ],
 )
 def test_a_budget_out_of_range_is_refused_in_one_line(tmp_path, value, said):

@@ -374,6 +374,24 @@ def test_import_archives_the_projects_codex_threads_once(tmp_path):
     assert (created["trigger"], created["agent"], created["agent_version"]) == ("import", "codex", "0.171.0")
 
 
+def test_import_saves_a_codex_thread_whose_last_record_ordinal_another_threads_savepoint_ends_at(tmp_path):
+    """Codex marks an entry by its record's ordinal, which every thread counts from 0: a thread
+    ending at the same ordinal as another's savepoint is not a copy of it (only Claude Code's
+    entry ids hold across sessions, as `uncompact` copies them), so `import` saves it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    codex_home = tmp_path / "codex-home"
+    day = codex_home / "sessions" / "2026" / "12" / "02"
+    day.mkdir(parents=True)
+    for name, asked in ((SESSION, "Build the parser."), ("0f9e8d7c-0000-7000-8000-000000000002", "Fix the lexer.")):
+        head = {**ROLLOUT[0], "payload": {**ROLLOUT[0]["payload"], "id": name, "cwd": str(project.path)}}
+        asking = item(3, text_message("user", asked, ["user.text"]))
+        write(day / f"rollout-2026-12-02T06-07-51-{name}.jsonl", [head, *ROLLOUT[1:3], asking, *ROLLOUT[4:]])
+        done = precompact(project.path, "import", "--agent", "codex", "--json", env={"CODEX_HOME": str(codex_home)})
+        assert done.returncode == 0, done.stderr
+        outcomes = {s["session_id"]: s["outcome"] for s in json.loads(done.stdout)["sessions"]}
+        assert outcomes[name] == "saved", outcomes
+
+
 def test_a_rollout_whose_directory_climbs_out_of_the_project_through_dotdot_is_another_projects(tmp_path):
     root = tmp_path / "proj"
     day = tmp_path / "codex-home" / "sessions" / "2026" / "12" / "02"

@@ -65,7 +65,13 @@ def test_missing_file_names_the_fix(tmp_path):
         ("instance = 'a'\n[chain]\ncluster = 'ftp://x'\n", "chain.cluster ftp://x is not an http(s) URL with a host"),
         ("instance = 'a'\n[chain]\nprogram_id = 'not-a-key'\n", "chain.program_id 'not-a-key' is not a base58"),
         ("instance = 'a'\n[layers]\ngit = 'yes'\n", "layers.git must be true or false"),
-        ("instance = 'a'\n[snapshot]\ncontext_window = 0\n", "snapshot.context_window must be a positive"),
+        (
+            "instance = 'a'\n[snapshot]\ncontext_window = 0\n",
+            "snapshot.context_window must be a whole number of tokens",
+        ),
+        ("instance = 'a'\n[hooks]\nbrief_budget = 'lots'\n", "hooks.brief_budget must be a whole number of characters"),
+        ("instance = 'a'\n[hooks]\nsession_start_sources = ['boot']\n", "has unknown source(s) boot; list any of"),
+        ("instance = 'a'\n[git]\nurl = 'ext::sh -c x'\n", 'git.url "ext::sh -c x" names a remote helper'),
         ("instance = 'a'\n[snapshot]\nexclude = [1]\n", "snapshot.exclude must be a list of strings"),
         (
             "instance = 'a'\n[redaction.patterns]\nbad = '('\n",
@@ -75,11 +81,27 @@ def test_missing_file_names_the_fix(tmp_path):
     ],
 )
 def test_each_invalid_setting_is_one_line_naming_the_key(tmp_path, text, message):
+    """An approved file with a value precompact cannot use (as a newer version, or an edit
+    approved by an older one, leaves it): one line naming the file, the key, the values it takes,
+    and the fix, `precompact trust` after the edit; doctor's fix apart."""
     write(tmp_path, text)
     with pytest.raises(ConfigError) as error:
         config.load(tmp_path, environ={})
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+    if message != "not valid TOML":
+        assert error.value.problem.startswith(f"{tmp_path.resolve() / config.CONFIG_NAME}: ")
+        assert error.value.fix.endswith(f" in that file, then run `precompact trust` in {tmp_path.resolve()}")
+        assert str(error.value) == f"{error.value.problem}; {error.value.fix}"
+
+
+def test_an_invalid_value_a_variable_sets_names_the_variable_not_the_file(tmp_path):
+    write(tmp_path, config.render(VALUES))
+    with pytest.raises(ConfigError) as error:
+        config.load(tmp_path, environ={"PRECOMPACT_CLUSTER": "ftp://x"})
+    assert str(error.value).startswith("chain.cluster ftp://x is not an http(s) URL with a host and a valid port")
+    assert str(error.value).endswith("(set by PRECOMPACT_CLUSTER); correct or unset PRECOMPACT_CLUSTER")
+    assert str(tmp_path) not in str(error.value)
 
 
 def test_pubkey_check_without_the_solana_stack():

@@ -85,12 +85,13 @@ def test_failures_never_block_and_are_logged(tmp_path):
     result = hook({"hook_event_name": "PreCompact", "cwd": str(tmp_path / "sub"), "transcript_path": "/nope"})
     assert result.returncode == 0
     note = result.stdout.decode()
+    config = tmp_path.resolve() / ".precompact.toml"
     assert note.startswith(
-        "precompact could not save the transcript before this compaction (layers.git must be true or false"
+        f"precompact could not save the transcript before this compaction ({config}: layers.git must be true or false"
     )
     assert "layers.git" in (tmp_path / "logs" / "precompact-errors.log").read_text(), "logged at the project root"
     started = hook({"hook_event_name": "SessionStart", "cwd": str(tmp_path), "source": "resume"})
-    assert "SessionStart failed: layers.git" in json.loads(started.stdout)["systemMessage"]
+    assert f"SessionStart failed: {config}: layers.git" in json.loads(started.stdout)["systemMessage"]
 
 
 def test_an_agent_that_stopped_reading_gets_exit_0_and_the_failure_is_still_logged(tmp_path):

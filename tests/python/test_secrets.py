@@ -11,14 +11,16 @@ import json
 import os
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from precompact.boundary import private_file
 from precompact.local import savepoint_log
 from support import fault_trials
 from support.claude_code import wait_for_worker
 from support.commands import hook, precompact, wait_until
-from support.projects import full_document, fund, new_project
+from support.projects import full_document, fund, new_project, store
 from support.secret_corpus import SECRETS, false_positives, leaked, shell_quoted
 from support.transcript_gen import generate, payload
 
@@ -118,22 +120,35 @@ def test_no_planted_secret_reaches_snapshot_git_or_chain(tmp_path, localnet):
 
 
 def test_everything_precompact_writes_is_private(tmp_path):
-    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
-    transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
+    """Under umask 0, with every local layer on (Layer 2's push and its own git directory
+    included): every directory precompact or the git it runs makes is 0700, every file 0600, or
+    0400 where git makes it read-only (objects); in logs/, the state directory and the config
+    directory alike."""
     before = os.umask(0)  # a user who shares everything by default: no file may rely on the umask
     try:
+        project = new_project(tmp_path, "p", git_layer=True, chain_layer=False)
+        transcript = generate(tmp_path / "t.jsonl", 20_000, project=project.path)
         for event in (payload("PreCompact", project.path, transcript.path), payload("PostCompact", project.path)):
             done = hook(event, cwd=project.path)
             assert done.returncode == 0, done.stderr
     finally:
         os.umask(before)
-    wait_for_worker(project)  # the recall index is the worker's to write
+    wait_for_worker(project)  # Layer 2 and the recall index are the worker's to write
+    assert [s.layer_2 for s in savepoint_log.savepoints(project.logs)] == ["PUSHED"]
     assert stat.S_IMODE(project.keypair_file.stat().st_mode) == 0o600
     written = list(project.logs.rglob("*"))
     assert any(p.suffix == ".json" for p in written) and any(p.name == savepoint_log.INDEX_NAME for p in written)
-    for path in [project.logs, *written]:
-        expected = 0o700 if path.is_dir() else 0o600
-        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+    git_directory = store(project.path)
+    assert git_directory.is_relative_to(private_file.state_directory())
+    assert any(p.parent.parent.name == "objects" for p in git_directory.rglob("*") if p.is_file())
+    owned = [project.logs, private_file.state_directory(), Path(os.environ["XDG_CONFIG_HOME"]) / "precompact"]
+    for path in [*owned, *(p for root in owned for p in root.rglob("*"))]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if path.is_dir():
+            assert mode == 0o700, path
+        else:
+            read_only = git_directory in path.parents and "objects" in path.relative_to(git_directory).parts
+            assert mode == (0o400 if read_only else 0o600), (oct(mode), path)
 
 
 def test_false_positives_on_real_code_and_prose_stay_rare():

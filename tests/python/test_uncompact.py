@@ -157,6 +157,48 @@ def written_entries(project, home, done) -> list[dict]:
     return [json.loads(line) for line in (folder / f"{new_id}.jsonl").read_text().splitlines()]
 
 
+def test_savepoint_takes_an_uncompacted_session_as_archived_as_import_does(tmp_path):
+    """The session `uncompact` wrote is the newest of the directory: `precompact savepoint` (no
+    `--transcript`) makes no savepoint of it while it has said nothing (exit 5 naming the
+    savepoint it holds, as `import` reports it unchanged); once it says more, `savepoint` saves
+    it."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / uncompact.project_folder(str(project.path))
+    folder.mkdir(parents=True)
+
+    def said(path: Path, uuid: str, role: str, text: str) -> None:
+        entry = {"type": role, "uuid": uuid, "sessionId": path.stem, "cwd": str(project.path)}
+        with path.open("a") as f:
+            f.write(json.dumps({**entry, "message": {"role": role, "content": text}}) + "\n")
+
+    def sequences() -> list[int]:
+        return [s["sequence"] for s in json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]]
+
+    said(folder / "s-original.jsonl", "u1", "user", "Rename the orders module.")
+    said(folder / "s-original.jsonl", "a1", "assistant", "Renamed.")
+    assert precompact(project.path, "savepoint", home=home).returncode == 3
+    copy = (
+        folder
+        / f"{written_entries(project, home, precompact(project.path, 'uncompact', home=home))[0]['sessionId']}.jsonl"
+    )
+
+    imported = precompact(project.path, "import", "--json", home=home)
+    outcomes = {s["session_id"]: (s["outcome"], s["sequence"]) for s in json.loads(imported.stdout)["sessions"]}
+    assert outcomes == {"s-original": ("unchanged", 1), copy.stem: ("unchanged", 1)}
+    again = precompact(project.path, "savepoint", home=home)
+    assert again.returncode == 5, again.stdout + again.stderr
+    assert again.stdout.startswith("nothing new since savepoint 1: ")
+    as_json = json.loads(precompact(project.path, "savepoint", "--json", home=home).stdout)
+    assert as_json["unchanged_since"] == 1 and as_json["savepoint"] is None
+    assert sequences() == [1], "nothing saved twice"
+
+    said(copy, "u2", "user", "And the changelog?")
+    more = precompact(project.path, "savepoint", home=home)
+    assert more.returncode == 3, more.stdout + more.stderr
+    assert sequences() == [1, 2]
+
+
 def test_a_session_compacted_twice_is_written_before_its_last_boundary_without_boundaries_or_summaries(tmp_path):
     """PreCompact saved before the second compaction (savepoint 1); SessionEnd after it saved the
     transcript with both boundaries (savepoint 2).

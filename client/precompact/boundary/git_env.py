@@ -12,8 +12,13 @@ Fixed overrides, on every command line (`-c` beats every configuration file):
 - `safe.bareRepository=explicit`: a bare repository committed inside a project is never found
   by directory search (precompact names its own repository explicitly);
 - `protocol.ext.allow=never`: no remote URL of the form `ext::<command>`;
-- `core.sharedRepository=false`: what git writes in the repository is never group- or
-  world-writable because its configuration says so;
+- `core.sharedRepository=0600`: every file git writes is 0600 (0400 for what it makes read-only:
+  objects and packs) and every directory it makes 0700, whatever the umask and whatever a
+  configuration says; precompact's own git directory (`store`) is made so, and git records the
+  setting in its config there (with `receive.denyNonFastforwards`, which only a repository
+  served to a push reads: never this one). (`-c` passes no further than git's own processes on
+  this repository: a remote on this machine is written by its receive-pack under its own
+  configuration and the user's umask.)
 - GIT_PROXY_COMMAND is empty: no `core.gitProxy` (git:// only, which nobody pushes over);
 - GIT_NO_REPLACE_OBJECTS and GIT_NO_LAZY_FETCH: no refs/replace/ substitutes an object's bytes,
   and no missing object of a partial clone is fetched from the remote its configuration names.
@@ -95,7 +100,7 @@ OVERRIDES = (
     "log.showSignature=false",
     "safe.bareRepository=explicit",
     "protocol.ext.allow=never",
-    "core.sharedRepository=false",
+    "core.sharedRepository=0600",
 )
 FIXED = {
     "LC_ALL": "C",

@@ -110,7 +110,21 @@ _BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
 class ConfigError(PrecompactError):
-    """A setting is missing or invalid; the message names it and the fix."""
+    """A setting is missing or invalid; the message names it and the fix. Given apart (`fix`),
+    the fix follows the problem after "; ", and doctor shows it as its check's fix."""
+
+    def __init__(self, problem: str, fix: str | None = None):
+        super().__init__(f"{problem}; {fix}" if fix else problem)
+        self.problem, self.fix = problem, fix
+
+
+class InvalidSetting(ConfigError):
+    """The value of setting `key` (`section.key`, or `[section]`) is not one precompact takes:
+    `problem` names the key and the values it takes."""
+
+    def __init__(self, key: str, problem: str, fix: str | None = None):
+        super().__init__(problem, fix)
+        self.key = key
 
 
 class UntrustedConfig(ConfigError):
@@ -205,11 +219,12 @@ def load(start: Path, environ: dict | None = None) -> Config:
     approved = config_trust.approval(path)
     if approved is None:
         raise UntrustedConfig(
-            f"{path} is not trusted: precompact did not write it for you; read it, then run `precompact trust` in {root}"
+            f"{path} is not trusted: precompact did not write it for you",
+            f"read it, then run `precompact trust` in {root}",
         )
     if approved.sha256 != config_trust.digest(content):
-        raise UntrustedConfig(f"{path} changed since you trusted it; read it, then run `precompact trust` in {root}")
-    config = parse(root, content, environ)
+        raise UntrustedConfig(f"{path} changed since you trusted it", f"read it, then run `precompact trust` in {root}")
+    config = read_settings(root, content, environ)
     check_keys(config, worktree)
     try:
         check_repository(config, worktree, approved.repository)
@@ -276,6 +291,24 @@ def approved_tables(root: Path) -> dict | None:
         return None
 
 
+def read_settings(root: Path, content: bytes, environ: dict | None = None) -> Config:
+    """`parse` of root's configuration file as a command reads or approves it: a value it cannot
+    use is named with where it was set (the file, or the PRECOMPACT_* variable that overrides
+    it) and the fix there (`precompact trust` after the file is edited)."""
+    try:
+        return parse(root, content, environ)
+    except InvalidSetting as e:
+        path = root / CONFIG_NAME
+        overrides = os.environ if environ is None else environ
+        variable = next(
+            (name for name, place in ENV_OVERRIDES.items() if overrides.get(name) and _name(*place) == e.key), None
+        )
+        if variable is not None:
+            raise InvalidSetting(e.key, f"{e.problem} (set by {variable})", f"correct or unset {variable}") from None
+        fix = f"{e.fix or 'correct it'} in that file, then run `precompact trust` in {quoting.path(root)}"
+        raise InvalidSetting(e.key, f"{quoting.path(path)}: {e.problem}", fix) from None
+
+
 def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
     """The configuration in `content` (the file at `root`), with environment overrides; not
     checked for approval."""
@@ -284,7 +317,7 @@ def parse(root: Path, content: bytes, environ: dict | None = None) -> Config:
         raw = tomllib.loads(content.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(
-            f"{path} is not valid TOML ({quoting.inline(str(e))}); fix the file or re-run `precompact init --force`"
+            f"{path} is not valid TOML ({quoting.inline(str(e))})", "fix the file or re-run `precompact init --force`"
         ) from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {path}: {quoting.inline(str(e))}") from None
@@ -360,52 +393,61 @@ def _validate(root: Path, raw: dict) -> Config:
     r = _Reader(raw)
     instance = r.string(None, "instance")
     if not instance.strip():
-        raise ConfigError('instance is empty; set instance = "<name> #<n>" in .precompact.toml')
+        raise InvalidSetting("instance", "instance is empty", 'set instance = "<name> #<n>"')
     cluster = r.string("chain", "cluster", DEFAULT_CLUSTER)
     insecure = r.boolean("chain", "allow_insecure_http", False)
     check_cluster_url(cluster, insecure)
     program_id = r.string("chain", "program_id", _default_program_id())
     if not is_pubkey(program_id):
-        raise ConfigError(
-            f"chain.program_id {program_id!r} is not a base58 public key; use the deployed program's address"
+        raise InvalidSetting(
+            "chain.program_id",
+            f"chain.program_id {program_id!r} is not a base58 public key",
+            "set it to the deployed program's address",
         )
     authority = r.string("chain", "authority", "") or None
     if authority is not None and not is_pubkey(authority):
-        raise ConfigError(
-            f"chain.authority {authority!r} is not a base58 public key; use the public key that signs your savepoints"
+        raise InvalidSetting(
+            "chain.authority",
+            f"chain.authority {authority!r} is not a base58 public key",
+            "set it to the public key that signs your savepoints",
         )
     sources = r.strings("hooks", "session_start_sources", DEFAULT_SESSION_START_SOURCES)
     unknown = sorted(set(sources) - set(SESSION_START_SOURCES))
     if unknown:
-        raise ConfigError(
-            f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}; use any of {', '.join(SESSION_START_SOURCES)}"
+        raise InvalidSetting(
+            "hooks.session_start_sources",
+            f"hooks.session_start_sources has unknown source(s) {', '.join(unknown)}",
+            f"list any of {', '.join(SESSION_START_SOURCES)}",
         )
-    budget = r.integer("hooks", "brief_budget", DEFAULT_BRIEF_BUDGET)
-    if not BRIEF_BUDGET_RANGE[0] <= budget <= BRIEF_BUDGET_RANGE[1]:
-        low, high = BRIEF_BUDGET_RANGE
-        raise ConfigError(
-            f"hooks.brief_budget must be between {low} and {high} characters, got {budget}; set e.g. brief_budget = {DEFAULT_BRIEF_BUDGET} under [hooks] in .precompact.toml"
-        )
-    window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW)
-    if window <= 0:
-        raise ConfigError("snapshot.context_window must be a positive number of tokens")
+    budget = r.integer("hooks", "brief_budget", DEFAULT_BRIEF_BUDGET, BRIEF_BUDGET_RANGE, "characters")
+    window = r.integer("snapshot", "context_window", DEFAULT_CONTEXT_WINDOW, (1, None), "tokens")
     session_state = r.string("snapshot", "session_state", "")
     patterns = r.table("redaction", "patterns")
     for name, regex in patterns.items():
         if not isinstance(regex, str):
-            raise ConfigError(f"redaction.patterns.{name} must be a regular expression string")
+            raise InvalidSetting(
+                "redaction.patterns",
+                f"redaction.patterns.{name} must be a regular expression string",
+                "put the pattern in quotes",
+            )
         try:
             re.compile(regex)
         except re.error as e:
-            raise ConfigError(f"redaction.patterns.{name} is not a valid regular expression ({e})") from None
+            raise InvalidSetting(
+                "redaction.patterns",
+                f"redaction.patterns.{name} is not a valid regular expression ({e})",
+                "correct the pattern (Python's re syntax)",
+            ) from None
     recipients = r.strings("encryption", "recipients", [])
     for recipient in recipients:
         if not (AGE_RECIPIENT.fullmatch(recipient) or SSH_ED25519_RECIPIENT.fullmatch(recipient)):
-            raise ConfigError(
-                f"encryption.recipients entry {recipient[:40]!r} is not an age public key (age1…) or an ssh-ed25519 public key; copy it from `precompact key show` or the .pub file"
+            raise InvalidSetting(
+                "encryption.recipients",
+                f"encryption.recipients entry {recipient[:40]!r} is not an age public key (age1…) or an ssh-ed25519 public key",
+                "copy it from `precompact key show` or the .pub file",
             )
     if len(set(recipients)) != len(recipients):
-        raise ConfigError("encryption.recipients lists a key twice; remove the duplicate")
+        raise InvalidSetting("encryption.recipients", "encryption.recipients lists a key twice", "remove the duplicate")
     keypair = _keypair(root, raw)
     identity = r.string("encryption", "identity", "")
     git_table = raw.get("git")
@@ -456,7 +498,7 @@ def check_git_url(url: str, name: str) -> None:
             fix = "give the URL without the token and let a credential helper of your git configuration supply it (`git help gitcredentials`)"
         else:
             fix = "give an https://, ssh:// or file:// URL, user@host:path, or an absolute path"
-        raise ConfigError(f"{name}{shown} {problem}; {fix}")
+        raise InvalidSetting(name, f"{name}{shown} {problem}", fix)
 
 
 def url_unrecorded_warning(config: Config) -> str | None:
@@ -492,12 +534,16 @@ def check_cluster_url(url: str, allow_insecure_http: bool) -> None:
         host = None
     if not url.startswith(("http://", "https://")) or not host:
         shown = "" if endpoint.shown(url) == endpoint.NO_HOST else f" {endpoint.shown(url)}"
-        raise ConfigError(
-            f"chain.cluster{shown} is not an http(s) URL with a host and a valid port; e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com"
+        raise InvalidSetting(
+            "chain.cluster",
+            f"chain.cluster{shown} is not an http(s) URL with a host and a valid port",
+            f"set e.g. {DEFAULT_CLUSTER} or https://api.devnet.solana.com",
         )
     if url.startswith("http://") and not is_loopback_url(url) and not allow_insecure_http:
-        raise ConfigError(
-            f"chain.cluster {endpoint.shown(url)} is plain http to another host; use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)"
+        raise InvalidSetting(
+            "chain.cluster",
+            f"chain.cluster {endpoint.shown(url)} is plain http to another host",
+            "use https://, or set chain.allow_insecure_http = true to accept it (warned on every run)",
         )
 
 
@@ -514,43 +560,64 @@ class _Reader:
     def _get(self, section, key, default):
         table = self.raw if section is None else self.raw.get(section, {})
         if not isinstance(table, dict):
-            raise ConfigError(f"[{section}] must be a table in .precompact.toml")
+            raise InvalidSetting(
+                f"[{section}]", f"[{section}] must be a table", f"write its settings under [{section}]"
+            )
         if key not in table:
             if default is _REQUIRED:
-                raise ConfigError(
-                    f"{_name(section, key)} is missing; set it in .precompact.toml or run `precompact init`"
-                )
+                raise InvalidSetting(_name(section, key), f"{_name(section, key)} is missing", "set it")
             return default
         return table[key]
 
     def string(self, section, key, default=None):
         value = self._get(section, key, _REQUIRED if default is None else default)
         if not isinstance(value, str):
-            raise ConfigError(f"{_name(section, key)} must be a string, got {value!r}")
+            raise InvalidSetting(
+                _name(section, key), f"{_name(section, key)} must be a string, got {value!r}", "put the value in quotes"
+            )
         return value
 
-    def integer(self, section, key, default):
+    def integer(self, section, key, default, bounds: tuple[int, int | None], unit: str):
+        """An integer in `bounds` (the least and the most it may be, None: no most) of `unit`s."""
         value = self._get(section, key, default)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"{_name(section, key)} must be an integer, got {value!r}")
-        return value
+        low, high = bounds
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= (value if high is None else high):
+            return value
+        allowed = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise InvalidSetting(
+            _name(section, key),
+            f"{_name(section, key)} must be a whole number of {unit}, {allowed}, got {value!r}",
+            f"set e.g. {key} = {default}" + ("" if section is None else f" under [{section}]"),
+        )
 
     def boolean(self, section, key, default):
         value = self._get(section, key, default)
         if not isinstance(value, bool):
-            raise ConfigError(f"{_name(section, key)} must be true or false, got {value!r}")
+            raise InvalidSetting(
+                _name(section, key),
+                f"{_name(section, key)} must be true or false, got {value!r}",
+                f"set {key} = true or {key} = false, without quotes",
+            )
         return value
 
     def strings(self, section, key, default):
         value = self._get(section, key, default)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{_name(section, key)} must be a list of strings")
+            raise InvalidSetting(
+                _name(section, key),
+                f"{_name(section, key)} must be a list of strings",
+                f'write it as {key} = ["…", "…"]',
+            )
         return value
 
     def table(self, section, key):
         value = self._get(section, key, {})
         if not isinstance(value, dict):
-            raise ConfigError(f"[{section}.{key}] must be a table")
+            raise InvalidSetting(
+                f"[{section}.{key}]",
+                f"[{section}.{key}] must be a table",
+                f"write its settings under [{section}.{key}]",
+            )
         return value
 
 

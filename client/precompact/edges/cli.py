@@ -372,7 +372,7 @@ def trust(repo, yes, as_json) -> None:
     root, worktree = configuration.discover(Path.cwd())
     path = root / configuration.CONFIG_NAME
     content = configuration.read_own(path)
-    loaded = configuration.parse(root, content, environ={})
+    loaded = configuration.read_settings(root, content, environ={})
     allowed = str(repo.resolve()) if repo else None
     if allowed and allowed != str(loaded.repository.resolve()):
         raise ConfigError(

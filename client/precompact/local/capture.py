@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from precompact.boundary import session_file
 from precompact.local import savepoint_log
+from precompact.transcript import agent_names
 
 if TYPE_CHECKING:  # a session start that makes no savepoint is spared snapshot's imports
     from precompact.local import snapshot
@@ -73,6 +74,51 @@ def boundaries(path: Path) -> list[int]:
 
 def of_session(saved: list[savepoint_log.Savepoint], session_id: str | None) -> list[savepoint_log.Savepoint]:
     return [s for s in saved if session_id and s.session_id == session_id]
+
+
+def holding(
+    saved: list[savepoint_log.Savepoint], session_id: str | None, said: str | None
+) -> savepoint_log.Savepoint | None:
+    """The savepoint of session `session_id` that holds it as it is now, its last entry said
+    being `said` (conversation.last_said): the session's latest, when it read up to that entry
+    (not an older one: a second /compact appends the history again under the same ids,
+    anthropics/claude-code #92089, so the transcript may end at an entry an older savepoint
+    ended at with much said since). None when the session said nothing, or something since.
+    A hook's rule (PreCompact, SessionEnd): a compaction's summary and brief go with a savepoint
+    of the session's own, so a session's compaction is saved under its own id even where another
+    session's savepoint holds the same history."""
+    mine = of_session(saved, session_id)
+    return mine[-1] if said is not None and mine and mine[-1].last_said == said else None
+
+
+def archived(
+    saved: list[savepoint_log.Savepoint], session_id: str | None, agent: str, said: str | None, transcript: Path
+) -> savepoint_log.Savepoint | None:
+    """The savepoint that archives `agent`'s session `session_id` (its file `transcript`) as it
+    is now, so that a command (`savepoint`, `import`) makes no other of it: `holding`'s; or, for
+    a session in Claude Code's sessions folder with no savepoint of its own whose last entry said
+    is another session's savepoint's last, that savepoint (the first such): the session is a
+    copy of what it holds under a new id, one `uncompact` wrote there (from it, or from a later
+    one cut at the compaction it was made at), not resumed since. Only Claude Code marks an
+    entry the same in every session (its `uuid`): other agents' marks (Codex's record ordinals)
+    repeat from one session to the next."""
+    if of_session(saved, session_id) or said is None or not _kept_by_claude_code(agent, transcript):
+        return holding(saved, session_id, said)
+    return next((s for s in saved if s.last_said == said), None)
+
+
+def _kept_by_claude_code(agent: str, transcript: Path) -> bool:
+    """Whether `transcript` is a session file in Claude Code's sessions folder (one folder per
+    directory under it), where `uncompact` writes its copies."""
+    if agent != agent_names.CLAUDE:
+        return False
+    from precompact.config import agent_settings
+    from precompact.errors import PrecompactError
+
+    try:
+        return transcript.resolve().parent.parent == agent_settings.sessions_folder().resolve()
+    except (OSError, RuntimeError, PrecompactError):  # no home, a link loop, a folder not followed
+        return False
 
 
 def reach(savepoint: savepoint_log.Savepoint) -> int:

@@ -271,12 +271,13 @@ def on_request(
     loaded: configuration.Config, session: snapshot.Session, skip_unchanged: bool
 ) -> tuple[snapshot.WrittenSnapshot, FlushOutcome] | savepoint_log.Savepoint:
     """`precompact savepoint`: Layer 1 of a savepoint of `session`, then whatever Layers 2 and 3
-    can do; or, with `skip_unchanged` as PreCompact does, no savepoint when the session has said
-    nothing since its latest, which is returned instead (with no flush)."""
+    can do; or, with `skip_unchanged`, no savepoint when a savepoint archives the session as it
+    is (capture.archived, `import`'s rule: its own latest, or the one an `uncompact` copy came
+    from), which is returned instead (with no flush)."""
     from precompact.local import snapshot
     from precompact.ops import layers
 
-    kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
+    kept = _archived_savepoint(loaded, session) if skip_unchanged else None
     if kept is not None:
         return kept
     written = snapshot.create_savepoint(layer_1(loaded), session)
@@ -1077,15 +1078,30 @@ def _document(
 
 
 def _unchanged_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
-    """The session's latest savepoint, if the transcript has said nothing since it was made."""
+    """The session's latest savepoint, if the transcript has said nothing since it was made
+    (capture.holding: a hook's rule). A session with none is not read at all."""
     if not session.session_id or not session.transcript_path:
         return None
-    mine = [s for s in savepoint_log.savepoints(loaded.logs, loaded.instance) if s.session_id == session.session_id]
-    if not mine or not mine[-1].last_said:
-        return None
+    from precompact.local import capture
     from precompact.transcript import conversation
 
-    return mine[-1] if conversation.last_said(Path(session.transcript_path)) == mine[-1].last_said else None
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    if not capture.of_session(saved, session.session_id):
+        return None
+    return capture.holding(saved, session.session_id, conversation.last_said(Path(session.transcript_path)))
+
+
+def _archived_savepoint(loaded: configuration.Config, session: snapshot.Session) -> savepoint_log.Savepoint | None:
+    """The savepoint that archives the session as its transcript is now (capture.archived:
+    `import`'s rule, which `precompact savepoint` follows)."""
+    if not session.session_id or not session.transcript_path:
+        return None
+    from precompact.local import capture
+    from precompact.transcript import conversation
+
+    transcript = Path(session.transcript_path)
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    return capture.archived(saved, session.session_id, session.agent, conversation.last_said(transcript), transcript)
 
 
 def _compact_note(loaded: configuration.Config, sequence: int, sha256: str, lines_in_part: int | None) -> str:

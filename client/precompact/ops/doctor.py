@@ -63,8 +63,8 @@ def run(cwd: Path, home: Path | None = None) -> list[Check]:
     try:
         loaded = configuration.load(cwd)
     except configuration.ConfigError as e:
-        # Its message names the fix (precompact init, trust, or the setting to change).
-        checks = [*plugin_folder, Check("configuration", False, str(e))]
+        # Its message names the fix (precompact init, trust, or the setting to change), apart when given so.
+        checks = [*plugin_folder, Check("configuration", False, e.problem, e.fix or "")]
         return [
             *checks,
             *([unknown] if unknown else []),

@@ -107,15 +107,9 @@ def _one(loaded: configuration.Config, transcript: Path) -> Imported:
         if said is None:
             return Imported(session_id, transcript, len(extra), EMPTY)
         saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
-        mine = capture.of_session(saved, session_id)
-        if any(s.last_said == said for s in mine):
-            return Imported(session_id, transcript, len(extra), UNCHANGED, mine[-1].sequence)
-        # A session whose last entry said is a savepoint's last is a copy of what it holds under
-        # a new id: one `uncompact` wrote (from that savepoint, or from a later one, cut at the
-        # compaction that savepoint was made at), not resumed since.
-        copied = [s for s in saved if s.last_said == said]
-        if copied:
-            return Imported(session_id, transcript, len(extra), UNCHANGED, copied[0].sequence)
+        held = capture.archived(saved, session_id, agents.CLAUDE, said, transcript)
+        if held is not None:
+            return Imported(session_id, transcript, len(extra), UNCHANGED, held.sequence)
         session = snapshot.Session(
             session_id=session_id, transcript_path=str(source), cwd=str(loaded.root), trigger=capture.IMPORT_TRIGGER
         )
@@ -150,9 +144,10 @@ def _save_document(
     said = conversation.last_said(Path(read.transcript_path))
     if said is None:
         return Imported(session_id, session_file, 0, EMPTY)
-    mine = capture.of_session(savepoint_log.savepoints(loaded.logs, loaded.instance), session_id)
-    if any(s.last_said == said for s in mine):
-        return Imported(session_id, session_file, 0, UNCHANGED, mine[-1].sequence)
+    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
+    held = capture.archived(saved, session_id, agent, said, session_file)
+    if held is not None:
+        return Imported(session_id, session_file, 0, UNCHANGED, held.sequence)
     session = snapshot.Session(
         session_id=session_id,
         transcript_path=read.transcript_path,
