@@ -9,13 +9,16 @@ cause, because*…) and gives a reason, not its narration ("X, so Y"), its state
 or never holds right before the choice it then makes, a sentence of it setting several settings
 (`MaxRetries 5, Backoff 2s`); the failed commands, each
 one fact with the line that says why (a test's assertion, an error line that is more than "could
-not compile", a `command not found` under "Exit code 127"), but not a test run that, run again
+not compile", a `command not found` under "Exit code 127"; an error line ending in a colon with
+the line that goes on with it), but not a test run that, run again
 the same way, then passed (a failure fixed: the summary's "Errors and fixes" tells it); error
 lines of other tool output;
 identifiers from tool output (the commit `git commit` made, a migration head, the one commit
 `git log -1` shows, not the ids git prints of a stash nor what `--version` printed, who wrote it, the issue a change closes, a failed test run's seed; a
 version a command pins, `libcst==1.5.0`; a name with a figure, `Pixel_4a_API_30`, or of three
-joined words an output gives and the model's next words or a later command repeat); a build's or
+joined words an output gives and the model's next words or a later command repeat; the e-mail
+addresses and hosts named in full an output, failed or not, names, two or fewer; a manifest's
+dependency a diff shows moved, `package old -> new`); a build's or
 a start's time (`BUILD SUCCESSFUL in 17m 52s`), a chained command's last value and a query's one
 value (`count: 503221`), a duration, size or figure of an output the model repeats; a
 setting's value read in a file or an output that the model goes on with (`workers = 4`, then
@@ -83,7 +86,7 @@ from precompact.transcript import conversation
 
 # The rule's version: raised with every change to what it lists or how it judges, so that a list
 # kept by an older rule (restore/dropped_store.py) is never shown as this rule's.
-RULE_VERSION = 15
+RULE_VERSION = 16
 # What a fact is, in the order a reader wants them: what the user asked and why first, then what
 # went wrong, what the tools said, what changed, and the identifiers last.
 KINDS = (
@@ -599,6 +602,13 @@ _ASKS_VERSION = re.compile(r"^(?:\S+/)?(?P<tool>[A-Za-z][\w.-]*)(?:\s+[a-z][\w-]
 _IMAGE_REF = re.compile(
     r"(?<![\w./@:-])(?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?/[a-z0-9._-]+(?:/[a-z0-9._-]+)*:[\w][\w.-]{0,127}(?![\w./:-])"
 )
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@(?:[a-z0-9-]+\.)+[a-z]{2,}(?![\w.-])")
+# a host named in full: the last of its names one a host ends in (not `model.cross.proj`, `Data.Map.Lazy`);
+# not one a path follows (`registry.fly.io/digest-prod:…`): an image's or an address's, theirs to decide
+_HOST = re.compile(
+    r"(?<![\w.@/-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}(?:com|net|org|io|dev|app|cloud|internal|local|example)(?![\w./-])"
+)
+ADDRESSES_NAMED = 2  # an output naming more addresses lists them: none of them is the one the session turned on
 IMAGES_NAMED = 2  # an output naming more images surveys a registry or a cluster: none is the one the session built
 # A cloud resource a command names by its option or its verb: a cluster (`clusters get-credentials
 # ingest-prod`, `--cluster acme-prod-eu`, `eks update-kubeconfig --name …`), a bucket (`--bucket …`, `s3://…`,
@@ -641,6 +651,15 @@ _PACKAGE_ADDED = re.compile(
     re.MULTILINE,
 )
 _VERSION_MARKS = ("->", "=>", "→", "(was ", "Found existing", "Successfully installed", "Setting up")
+# a manifest's dependency line in a diff: `-    "@acme/ui": "5.1.4",`, `+serde = "1.0.215"`, `+jinja2==3.1.6`;
+# what may follow the version on its line is `_DIFFED_PIN_END`'s, checked apart: a `$` right after
+# _VERSION's repeated parts would make a long run of letters after a version backtrack exponentially
+_DIFFED_PIN = re.compile(
+    rf"^(?P<side>[-+])[ \t]*[\"']?(?P<package>@?[A-Za-z][\w@/.+-]*?)[\"']?[ \t]*(?:[:=]|==)[ \t]*[\"']?[~^>=]*"
+    rf"(?P<version>{_VERSION})",
+    re.MULTILINE,
+)
+_DIFFED_PIN_END = re.compile(r"[\"']?,?[ \t]*(?:\n|$)")
 _PIP_INSTALLED = re.compile(r"^Successfully installed (.+)$", re.MULTILINE)
 # A package with its version in what a command printed of it: `Django==4.2.16` (pip freeze),
 # `lodash@4.17.21` (npm ls), `Version: 1.26.20` beside `Name: urllib3` (pip show, poetry show).
@@ -2220,6 +2239,7 @@ def _tool_result(block: dict, position: int, add: Add, commands: dict) -> bool:
             add("identifier", seeds.pop(), position, command[:200])
         _output_ids(command, text, position, add, (("identifier", _UUID),))
         _advisories(command, text, position, add)
+        _addresses(command, text, position, add)  # the server it failed against, the row its error names
         return True
     # A command that ran is a fact through what its output says (a commit's id, a count, the
     # files a search found), shown with the command; the command alone is not: a summary rarely
@@ -2268,7 +2288,12 @@ def _why(text: str, errors: list[str]) -> str:
     at = text.find(why)
     after = text[text.find("\n", at) + 1 :] if at >= 0 and "\n" in text[at:] else ""
     told = _ERROR_DETAIL.match(after[: after.find("\n") if "\n" in after else len(after)])
-    return f"{why} {told.group(0).strip()}" if told else why
+    if told:
+        return f"{why} {told.group(0).strip()}"
+    if why.endswith(":"):  # "Error: Screenshot comparison failed:" says what failed on the next line that has words
+        going_on = next((line.strip() for line in after.splitlines()[:3] if _WORDS.search(line)), "")
+        return f"{why} {going_on}" if 0 < len(going_on) <= SENTENCE_CHARS else why
+    return why
 
 
 def _first_line(text: str) -> str:
@@ -2340,10 +2365,12 @@ def _output_facts(command: str, text: str, position: int, add: Add, errors: list
         _output_ids(command, made, position, add, (*addresses, *held, ("identifier", _CLOSES)))
     _advisories(command, text, position, add)
     _versions_changed(command, text, position, add)
+    _versions_diffed(command, text, position, add)
     _packages_added(command, text, position, add)
     _asked_version(command, text, position, add)
     _tool_version(command, text, position, add)
     _images(command, text, position, add)
+    _addresses(command, text, position, add)
     if _TIMED.search(command):
         timed = [line.strip() for line in text.splitlines()[-5:] if _TIME_REAL.match(line.strip())]
         if timed:
@@ -2463,6 +2490,29 @@ def _versions_changed(command: str, text: str, position: int, add: Add) -> None:
             add("identifier", f"{m.group('package')} {m.group('version')}", position, m.group(0).strip()[:200])
 
 
+def _versions_diffed(command: str, text: str, position: int, add: Add) -> None:
+    """What a diff an output shows (`git diff`, `git show`, `diff -u`) moved in a manifest: a
+    dependency's line taken out with one version and put back with another (`-  "@acme/ui":
+    "5.1.4",` then `+  "@acme/ui": "5.2.0",`), "package old -> new" as a package manager says it,
+    VERSIONS_CHANGED or fewer: more refresh a lockfile. The version it moved from is what a reader
+    asks for when the upgrade is doubted, and the diff is where the session read it."""
+    if "\n-" not in text or "\n+" not in text:
+        return
+    removed: dict[str, str] = {}
+    changes: list[tuple[str, str, str, str]] = []  # (package, old, new, the line that says the new)
+    for m in _DIFFED_PIN.finditer(text):
+        if not _DIFFED_PIN_END.match(text, m.end()):  # a line that goes on is no manifest's pin
+            continue
+        package, version = m.group("package"), m.group("version")
+        if m.group("side") == "-":
+            removed[package] = version
+        elif removed.get(package, version) != version:
+            changes.append((package, removed.pop(package), version, m.group(0).strip()))
+    if 0 < len(changes) <= VERSIONS_CHANGED:
+        for package, old, new, line in changes:
+            add("identifier", f"{package} {old} -> {new}", position, line[:200])
+
+
 def _packages_added(command: str, text: str, position: int, add: Add) -> None:
     """The packages a package manager's output says it added (`_PACKAGE_ADDED`) that its command
     names without their version (`go get golang.org/x/sync` → `go: added golang.org/x/sync v0.8.0`,
@@ -2527,6 +2577,22 @@ def _images(command: str, text: str, position: int, add: Add) -> None:
             # the local name a build gives the tag its command set (`naming to docker.io/library/api:slim`) is the command's
             if image.rpartition("/")[2] not in command:
                 add("identifier", image, position, (_line_at(text, image) or command)[:200])
+
+
+def _addresses(command: str, text: str, position: int, add: Add) -> None:
+    """The e-mail addresses and host names (`_EMAIL`, `_HOST`) an output names, ADDRESSES_NAMED or
+    fewer, that its command does not: the row a query or an error turned on (`Key (email)=(…) is
+    duplicated`), the server a tool connected to; not a history's authors (`_authors` decides
+    those), nor the addresses inside a URL (`_OUTPUT_URL`'s). More name a listing the session
+    browsed. "Possibly dropped": as often a step on the way as a fact to keep."""
+    if "." not in text or _GIT_HISTORY.search(command):
+        return
+    read = _OUTPUT_URL.sub(" ", text[:OUTPUT_CHARS])
+    named = dict.fromkeys(m.group(0) for pattern in (_EMAIL, _HOST) for m in pattern.finditer(read))
+    named = {address: None for address in named if address not in command and not _is_path(address)}
+    if 0 < len(named) <= ADDRESSES_NAMED:
+        for address in named:
+            add("identifier", address, position, (_line_at(text, address) or command)[:200], guessed=True)
 
 
 def _tickets(text: str, position: int, add: Add) -> None:

@@ -9301,6 +9301,752 @@ Summary:
     return DevSession(c, summary, labels)
 
 
+def kiosk_sidebar_overlap() -> DevSession:
+    """CSS/SCSS in a Vue 3 app (Vite, Playwright screenshots, Stylelint): after a design-system bump
+    the sidebar overlaps the content between 768 and 1023 px; pixel diffs read from Playwright's
+    output, a grid track that cannot shrink, a container query refused for the stores' iPads (the
+    user's reason in prose), a Stylelint failure on the way. Written and labelled before the rule
+    ran on it (round 16)."""
+    c = Conversation("/home/ines/storefront", "fresh-kiosk-sidebar")
+    c.user(
+        "Since we bumped @acme/ui to 5.2 the filter sidebar on the product list overlaps the grid on tablet widths. "
+        "Desktop and phone look fine. Can you fix it? The visual tests in CI are red too."
+    )
+    c.bash(
+        "npx playwright test tests/visual/product-list.spec.ts --project=tablet 2>&1 | tail -25",
+        "Running 6 tests using 2 workers\n\n"
+        "  \u2713  1 [tablet] \u203a product-list.spec.ts:12:3 \u203a empty state (1.9s)\n"
+        "  \u2718  2 [tablet] \u203a product-list.spec.ts:20:3 \u203a grid with filters open (3.4s)\n"
+        "  \u2718  3 [tablet] \u203a product-list.spec.ts:31:3 \u203a grid at 800px (3.1s)\n"
+        "  \u2713  4 [tablet] \u203a product-list.spec.ts:44:3 \u203a grid with filters closed (2.2s)\n"
+        "  \u2718  5 [tablet] \u203a product-list.spec.ts:52:3 \u203a long product names (3.3s)\n"
+        "  \u2713  6 [tablet] \u203a product-list.spec.ts:63:3 \u203a pagination (2.0s)\n\n"
+        "  1) [tablet] \u203a product-list.spec.ts:20:3 \u203a grid with filters open\n\n"
+        "    Error: Screenshot comparison failed:\n\n"
+        "      48213 pixels (ratio 0.04 of all image pixels) are different.\n\n"
+        "    Expected: tests/visual/product-list.spec.ts-snapshots/grid-filters-open-tablet-linux.png\n"
+        "    Received: test-results/product-list-grid-with-filters-open-tablet/grid-filters-open-tablet-actual.png\n\n"
+        "  2) [tablet] \u203a product-list.spec.ts:31:3 \u203a grid at 800px\n\n"
+        "    Error: Screenshot comparison failed:\n\n"
+        "      61877 pixels (ratio 0.06 of all image pixels) are different.\n\n"
+        "  3) [tablet] \u203a product-list.spec.ts:52:3 \u203a long product names\n\n"
+        "    Error: Screenshot comparison failed:\n\n"
+        "      35402 pixels (ratio 0.03 of all image pixels) are different.\n\n"
+        "  3 failed\n  3 passed (14.8s)",
+        error=True,
+    )
+    c.bash(
+        "git diff HEAD~1 -- package.json && npm ls @acme/ui",
+        'diff --git a/package.json b/package.json\n@@ -18,7 +18,7 @@\n-    "@acme/ui": "5.1.4",\n'
+        '+    "@acme/ui": "5.2.0",\n storefront@3.8.0 /home/ines/storefront\n\u2514\u2500\u2500 @acme/ui@5.2.0',
+    )
+    c.bash(
+        "grep -n -A6 'layout-with-aside' node_modules/@acme/ui/dist/layout.css",
+        "214:.layout-with-aside {\n215-  display: grid;\n216-  grid-template-columns: var(--aside-width, 18rem) 1fr;\n"
+        "217-  gap: var(--space-6);\n218-  min-width: 0;\n219-}\n--\n"
+        "231:.layout-with-aside > .aside { position: sticky; top: var(--header-height); }",
+    )
+    c.bash(
+        "cat node_modules/@acme/ui/CHANGELOG.md | sed -n '1,30p'",
+        "# Changelog\n\n## 5.2.0\n\n### Changed\n\n- `layout-with-aside`: the aside is now sticky below the header.\n"
+        "- `layout-with-aside`: columns use `1fr` instead of `minmax(0, 1fr)` so that content can size the track "
+        "(#1288).\n- Spacing scale: `--space-6` is now 2rem (was 1.5rem).\n\n### Fixed\n\n- Focus ring clipped in `Tabs`.\n\n"
+        "## 5.1.4\n\n- Select: keyboard navigation skips disabled options.",
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/ines/storefront/src/components/ProductList.vue"},
+        '     1\t<template>\n     2\t  <div class="layout-with-aside product-list">\n'
+        '     3\t    <FilterSidebar class="aside" :filters="filters" />\n'
+        '     4\t    <ul class="product-grid">\n     5\t      <ProductCard v-for="p in products" :key="p.sku" :product="p" />\n'
+        "     6\t    </ul>\n     7\t  </div>\n     8\t</template>\n    ...\n"
+        '    41\t<style scoped lang="scss">\n    42\t.product-grid {\n'
+        "    43\t  display: grid;\n    44\t  grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr));\n"
+        "    45\t  gap: var(--space-4);\n    46\t}\n    47\t</style>\n",
+    )
+    c.say(
+        "That's the cause. With `1fr` instead of `minmax(0, 1fr)` the content column's minimum is its min-content "
+        "width. Our product grid's min-content is one 14rem card plus the longest unbreakable product name, so at "
+        "tablet widths the track refuses to shrink below it and the grid overflows under the sticky sidebar. The "
+        "bigger `--space-6` (2rem) makes it worse. The cleanest fix is a container query on the list, so the cards "
+        "follow the space they actually get."
+    )
+    c.user(
+        "No container queries. The store kiosks are iPads stuck on iOS 15.4 (MDM won't update them until the new "
+        "fleet arrives in spring) and Safari 15.4 doesn't support them. Plain media queries and grid only. And "
+        "don't override anything inside @acme/ui's own classes from our side, the design-system team asked us not to."
+    )
+    c.say(
+        "Understood: no container queries, no overrides of @acme/ui's classes. I'll wrap the layout in our own class "
+        "and give the content column its own `minmax(0, 1fr)` through the `--aside-width`-style custom property "
+        "route if there is one, otherwise on our wrapper."
+    )
+    c.bash(
+        "grep -n 'var(--' node_modules/@acme/ui/dist/layout.css | sed -n '1,12p'",
+        "3:  --aside-width: 18rem;\n4:  --header-height: 4rem;\n216:  grid-template-columns: var(--aside-width, 18rem) 1fr;\n"
+        "217:  gap: var(--space-6);\n231:.layout-with-aside > .aside { position: sticky; top: var(--header-height); }",
+    )
+    c.say(
+        "There's no custom property for the second track, so the layout stays theirs and I'll make the grid inside "
+        "the track able to shrink: `min-width: 0` on the list and a smaller card minimum below 1024px."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/storefront/src/components/ProductList.vue",
+            "old_string": ".product-grid {\n  display: grid;\n  grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr));\n"
+            "  gap: var(--space-4);\n}",
+            "new_string": ".product-grid {\n  display: grid;\n  min-width: 0;\n"
+            "  grid-template-columns: repeat(auto-fill, minmax(min(14rem, 100%), 1fr));\n  gap: var(--space-4);\n\n"
+            "  @media (min-width: 768px) and (max-width: 1023px) {\n"
+            "    grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr));\n  }\n}",
+        },
+        "The file /home/ines/storefront/src/components/ProductList.vue has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/storefront/src/components/ProductCard.vue",
+            "old_string": ".product-card__name {\n  font-weight: 600;\n}",
+            "new_string": ".product-card__name {\n  font-weight: 600;\n  overflow-wrap: anywhere;\n}",
+        },
+        "The file /home/ines/storefront/src/components/ProductCard.vue has been updated successfully.",
+    )
+    c.bash(
+        "npx stylelint 'src/**/*.{vue,scss}'",
+        "src/components/ProductList.vue\n"
+        '  52:5  \u2716  Expected media feature range notation to be "context"   media-feature-range-notation\n\n'
+        '\u2716 1 problem (1 error, 0 warnings)\n  1 error potentially fixable with the "--fix" option.',
+        error=True,
+    )
+    c.say(
+        "Stylelint wants range syntax (`width >= 768px`), but Safari only supports media query range syntax from "
+        "16.4, so that would break the kiosks too. I'll disable the rule for this one line with the reason rather "
+        "than change the config for everyone."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/ines/storefront/src/components/ProductList.vue",
+            "old_string": "  @media (min-width: 768px) and (max-width: 1023px) {",
+            "new_string": "  /* stylelint-disable-next-line media-feature-range-notation -- Safari 15.4 kiosks: no range syntax */\n"
+            "  @media (min-width: 768px) and (max-width: 1023px) {",
+        },
+        "The file /home/ines/storefront/src/components/ProductList.vue has been updated successfully.",
+    )
+    c.bash("npx stylelint 'src/**/*.{vue,scss}' && echo ok", "ok")
+    c.bash(
+        "npx playwright test tests/visual/product-list.spec.ts --project=tablet 2>&1 | tail -12",
+        "Running 6 tests using 2 workers\n\n"
+        "  \u2713  1 [tablet] \u203a product-list.spec.ts:12:3 \u203a empty state (1.8s)\n"
+        "  \u2713  2 [tablet] \u203a product-list.spec.ts:20:3 \u203a grid with filters open (2.9s)\n"
+        "  \u2713  3 [tablet] \u203a product-list.spec.ts:31:3 \u203a grid at 800px (2.7s)\n"
+        "  \u2713  4 [tablet] \u203a product-list.spec.ts:44:3 \u203a grid with filters closed (2.1s)\n"
+        "  \u2718  5 [tablet] \u203a product-list.spec.ts:52:3 \u203a long product names (3.0s)\n"
+        "  \u2713  6 [tablet] \u203a product-list.spec.ts:63:3 \u203a pagination (2.0s)\n\n"
+        "  1) [tablet] \u203a product-list.spec.ts:52:3 \u203a long product names\n\n"
+        "    Error: Screenshot comparison failed:\n\n"
+        "      1264 pixels (ratio 0.01 of all image pixels) are different.\n\n"
+        "  1 failed\n  5 passed (13.1s)",
+        error=True,
+    )
+    c.say(
+        "The remaining difference is intended: long names now wrap (`overflow-wrap: anywhere`) instead of pushing "
+        "the track wider, so the old snapshot shows the broken layout. I'll look at it before updating it."
+    )
+    c.tool(
+        "Read",
+        {
+            "file_path": "/home/ines/storefront/test-results/product-list-long-product-names-tablet/long-product-names-tablet-diff.png"
+        },
+        "[image: two product cards whose names now break onto a second line; no overlap with the sidebar]",
+    )
+    c.bash(
+        "npx playwright test tests/visual/product-list.spec.ts --project=tablet -g 'long product names' "
+        "--update-snapshots 2>&1 | tail -2 && npx playwright test tests/visual 2>&1 | tail -2",
+        "  1 passed (3.2s)\n  42 passed (48.6s)",
+    )
+    c.bash(
+        "git add -A && git commit -m 'product list: let the grid shrink on tablets after @acme/ui 5.2'",
+        "[fix/tablet-sidebar 5b0c9e2] product list: let the grid shrink on tablets after @acme/ui 5.2\n"
+        " 3 files changed, 9 insertions(+), 2 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user reported the product list's filter sidebar overlapping the grid on tablet widths after the @acme/ui 5.2 bump, with visual tests red. I read the failing screenshot tests, the design system's layout CSS and changelog, found the content track no longer shrinks, fixed the grid on our side under the user's constraints, handled a Stylelint rule, and updated one snapshot on purpose.
+
+Summary:
+1. Primary Request and Intent:
+   Fix the filter sidebar overlapping the product grid on tablet widths since @acme/ui went to 5.2 (desktop and phone are fine), and get the visual tests green. Constraints: no container queries (store kiosks are iPads on iOS 15.4 / Safari 15.4), only media queries and grid; do not override @acme/ui's own classes.
+
+2. Key Technical Concepts:
+   - CSS grid: `1fr` vs `minmax(0, 1fr)`, min-content sizing of tracks, `min-width: 0`
+   - Media queries vs container queries; Safari 15.4 support
+   - Playwright screenshot comparisons and snapshot updates
+   - Stylelint media-feature-range-notation
+
+3. Files and Code Sections:
+   - src/components/ProductList.vue: `.product-grid` gets `min-width: 0`, `minmax(min(14rem, 100%), 1fr)`, and a tablet media query (768–1023px) with 11rem cards; a stylelint-disable comment for the range notation rule.
+   - src/components/ProductCard.vue: `overflow-wrap: anywhere` on the product name.
+   - node_modules/@acme/ui/dist/layout.css (read): `.layout-with-aside` uses `var(--aside-width, 18rem) 1fr`.
+
+4. Errors and fixes:
+   - Playwright tablet project: 3 screenshot tests failed (grid with filters open, grid at 800px, long product names). Fixed by the grid change; "long product names" then differed only by the intended wrapping, and its snapshot was updated after checking the diff image.
+   - Stylelint: media-feature-range-notation wanted range syntax, which Safari 15.4 does not support; disabled for that line with the reason.
+
+5. Problem Solving:
+   @acme/ui 5.2 changed the aside layout's content column from `minmax(0, 1fr)` to `1fr` (#1288) and `--space-6` to 2rem, so the column could not shrink below the product grid's min-content width. There is no custom property for that track, so the fix is inside our grid. All 42 visual tests pass.
+
+6. All user messages:
+   - "Since we bumped @acme/ui to 5.2 the filter sidebar on the product list overlaps the grid on tablet widths. Desktop and phone look fine. Can you fix it? The visual tests in CI are red too."
+   - "No container queries. The store kiosks are iPads stuck on iOS 15.4 ... Plain media queries and grid only. And don't override anything inside @acme/ui's own classes from our side, the design-system team asked us not to."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   Committed the fix on branch fix/tablet-sidebar.
+
+9. Optional Next Step:
+   Push the branch and open a PR once the user agrees.
+"""
+    labels = [
+        Label("request", "filter sidebar on the product list overlaps the grid", dropped=False),
+        Label("constraint", "No container queries", dropped=False),
+        Label("decision", "MDM won't update them until the new fleet arrives in spring", dropped=True),
+        Label("constraint", "don't override anything inside @acme/ui's own classes", dropped=False),
+        Label(
+            "failed command", "npx playwright test tests/visual/product-list.spec.ts --project=tablet", dropped=False
+        ),
+        Label("measurement", "48213 pixels", dropped=True),  # the summary counts failed tests, not pixels
+        Label("measurement", "61877 pixels", dropped=True),
+        Label("measurement", "35402 pixels", dropped=True),
+        Label("measurement", "3 failed", dropped=False),
+        Label("identifier", "5.1.4", dropped=True),  # the version before the bump
+        Label("identifier", "#1288", dropped=False),
+        Label("measurement", "was 1.5rem", dropped=True),  # the old spacing; the summary gives the new one
+        Label("file read", "node_modules/@acme/ui/dist/layout.css", dropped=False),
+        Label("file read", "src/components/ProductList.vue", dropped=False),
+        Label("file edited", "src/components/ProductList.vue", dropped=False),
+        Label("file edited", "src/components/ProductCard.vue", dropped=False),
+        Label("edit", "minmax(14rem, 1fr)", dropped=True),  # the old track; the summary gives the new one only
+        Label("edit", "minmax(11rem, 1fr)", dropped=False),  # "11rem cards"
+        Label("edit", "overflow-wrap: anywhere", dropped=False),
+        Label("failed command", "npx stylelint", dropped=False),
+        Label("error", "Expected media feature range notation", dropped=False),
+        Label(
+            "decision", "Safari only supports media query range syntax from 16.4", dropped=False
+        ),  # "which Safari 15.4 does not support"
+        Label("measurement", "1264 pixels", dropped=True),
+        Label("measurement", "42 passed", dropped=False),
+        Label("identifier", "5b0c9e2", dropped=True),  # the commit
+        # noise
+        Label("number", "14.8s", dropped=False),
+        Label("number", "1.9s", dropped=False),
+        Label("path", "grid-filters-open-tablet-linux.png", dropped=False),
+        Label("command", "npm ls @acme/ui", dropped=False),
+        Label("name", "var(--header-height)", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def prisma_rollback() -> DevSession:
+    """TypeScript, Prisma and Postgres: a migration that failed halfway in production (a unique index
+    over duplicated emails), `migrate deploy` refusing with P3009, rolled back by hand rather than
+    fixed forward for the user's reason (a nightly export reads the old column), duplicates counted
+    in psql, the migration marked rolled back. Written and labelled before the rule ran on it (round 16)."""
+    c = Conversation("/home/kofi/crm-api", "fresh-prisma-rollback")
+    c.user(
+        "The deploy of crm-api 4.7 failed at the migration step and now every deploy fails with P3009. Prod is "
+        "still serving 4.6. Help me get out of this. DATABASE_URL for prod is in .env.prod, read-only on my "
+        'laptop, use `psql "$PROD_RO"` for looking and ask me before anything that writes.'
+    )
+    c.bash(
+        "npx prisma migrate status --schema prisma/schema.prisma 2>&1 | tail -14",
+        'Prisma schema loaded from prisma/schema.prisma\nDatasource "db": PostgreSQL database "crm", schema '
+        '"public" at "crm-prod.c9x2.eu-west-1.rds.amazonaws.com:5432"\n\n'
+        "23 migrations found in prisma/migrations\n\n"
+        "Following migration have failed:\n20261203101500_split_contact_name\n\n"
+        "During development if the failed migration(s) have not been deployed to a production database you can "
+        "then fix the migration(s) and run prisma migrate dev.\n\n"
+        "The failed migration(s) can be marked as rolled back or applied:\n\n"
+        "- If you rolled back the migration(s) manually:\nprisma migrate resolve --rolled-back "
+        '"20261203101500_split_contact_name"',
+        error=True,
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/kofi/crm-api/prisma/migrations/20261203101500_split_contact_name/migration.sql"},
+        '     1\t-- AlterTable\n     2\tALTER TABLE "Contact" ADD COLUMN "firstName" TEXT,\n'
+        '     3\tADD COLUMN "lastName" TEXT;\n     4\t\n'
+        '     5\tUPDATE "Contact" SET "firstName" = split_part("name", \' \', 1),\n'
+        '     6\t  "lastName" = NULLIF(substr("name", length(split_part("name", \' \', 1)) + 2), \'\');\n     7\t\n'
+        '     8\t-- CreateIndex\n     9\tCREATE UNIQUE INDEX "Contact_email_key" ON "Contact"(lower("email"));\n'
+        '    10\t\n    11\t-- AlterTable\n    12\tALTER TABLE "Contact" DROP COLUMN "name";\n',
+    )
+    c.bash(
+        'psql "$PROD_RO" -c "select migration_name, started_at, finished_at, rolled_back_at, '
+        'left(logs, 300) as logs from _prisma_migrations order by started_at desc limit 2"',
+        "          migration_name          |          started_at           | finished_at | rolled_back_at | logs\n"
+        "----------------------------------+-------------------------------+-------------+----------------+------\n"
+        " 20261203101500_split_contact_name | 2026-12-04 22:14:09.331+00    |             |                | "
+        "Database error code: 23505\n\nDatabase error:\nERROR: could not create unique index "
+        '"Contact_email_key"\nDETAIL: Key (lower(email))=(m.osei@harbourfreight.example) is duplicated.\n'
+        " 20261119083000_contact_tags      | 2026-11-19 08:31:40.118+00    | 2026-11-19 08:31:41.902+00 |  |\n(2 rows)",
+    )
+    c.say(
+        "Postgres runs a Prisma migration file as separate statements without a wrapping transaction, so the first "
+        "two statements (the new columns and the UPDATE) went through and the unique index failed; `name` was not "
+        "dropped. I'll check what state the table is really in."
+    )
+    c.bash(
+        "psql \"$PROD_RO\" -c '\\d \"Contact\"' | sed -n '1,16p'",
+        '                         Table "public.Contact"\n'
+        "   Column    |              Type              | Collation | Nullable |      Default\n"
+        "-------------+--------------------------------+-----------+----------+-------------------\n"
+        " id          | text                           |           | not null |\n"
+        " name        | text                           |           | not null |\n"
+        " email       | text                           |           | not null |\n"
+        " companyId   | text                           |           |          |\n"
+        " createdAt   | timestamp(3) without time zone |           | not null | CURRENT_TIMESTAMP\n"
+        " firstName   | text                           |           |          |\n"
+        " lastName    | text                           |           |          |\n"
+        'Indexes:\n    "Contact_pkey" PRIMARY KEY, btree (id)\n    "Contact_companyId_idx" btree ("companyId")',
+    )
+    c.bash(
+        'psql "$PROD_RO" -At -c "select count(*) from (select lower(email) from \\"Contact\\" group by 1 having '
+        'count(*) > 1) d" -c "select count(*) from \\"Contact\\"" -c "select count(*) from \\"Contact\\" where '
+        'lower(email) in (select lower(email) from \\"Contact\\" group by 1 having count(*) > 1)"',
+        "214\n318442\n451",
+    )
+    c.say(
+        "214 email addresses are shared (case-insensitively) by 451 contacts out of 318,442, so the unique index "
+        "can't go in until those are merged. Two ways out: finish forward (a migration that dedupes, then the index) "
+        "or roll back the partial changes and mark the migration rolled back."
+    )
+    c.user(
+        "Roll back. Don't fix forward tonight: the finance export at 02:00 UTC still reads Contact.name and the "
+        "merge of duplicate contacts is a product decision Dana has to make, not us. Write the down SQL, show it to "
+        "me, I'll run it with the admin role."
+    )
+    c.tool(
+        "Write",
+        {
+            "file_path": "/home/kofi/crm-api/prisma/rollbacks/20261203101500_split_contact_name.down.sql",
+            "content": "-- Undo the parts of 20261203101500_split_contact_name that ran on prod on 2026-12-04.\n"
+            'BEGIN;\nDROP INDEX IF EXISTS "Contact_email_key";\n'
+            'ALTER TABLE "Contact" DROP COLUMN IF EXISTS "firstName", DROP COLUMN IF EXISTS "lastName";\nCOMMIT;\n',
+        },
+        "File created successfully at: /home/kofi/crm-api/prisma/rollbacks/20261203101500_split_contact_name.down.sql",
+    )
+    c.say(
+        "Here's the down script (prisma/rollbacks/20261203101500_split_contact_name.down.sql). It's idempotent, in "
+        "one transaction, and leaves `name` untouched. After you run it: `npx prisma migrate resolve --rolled-back "
+        "20261203101500_split_contact_name`. Then 4.7 must not ship with that migration as is, or the next deploy "
+        "fails the same way."
+    )
+    c.user(
+        "Ran it. resolve too. Output pasted:\n\nBEGIN\nDROP INDEX\nALTER TABLE\nCOMMIT\n\nMigration 20261203101500_split_contact_name marked as rolled back."
+    )
+    c.bash(
+        "npx prisma migrate status --schema prisma/schema.prisma 2>&1 | tail -4",
+        "23 migrations found in prisma/migrations\n\nFollowing migration have not yet been applied:\n"
+        "20261203101500_split_contact_name\n\nTo apply migrations in production run prisma migrate deploy.",
+    )
+    c.bash(
+        "git mv prisma/migrations/20261203101500_split_contact_name prisma/pending/20261203101500_split_contact_name",
+        "fatal: destination directory does not exist, source=prisma/migrations/20261203101500_split_contact_name, "
+        "destination=prisma/pending/20261203101500_split_contact_name",
+        error=True,
+    )
+    c.bash(
+        "mkdir -p prisma/pending && git mv prisma/migrations/20261203101500_split_contact_name prisma/pending/ && "
+        "git restore --source v4.6.0 -- prisma/schema.prisma && npx prisma validate",
+        "Prisma schema loaded from prisma/schema.prisma\nThe schema at prisma/schema.prisma is valid \U0001f680",
+    )
+    c.bash(
+        "npx prisma migrate status --schema prisma/schema.prisma 2>&1 | tail -2",
+        "22 migrations found in prisma/migrations\n\nDatabase schema is up to date!",
+    )
+    c.bash(
+        "npm test -- --silent 2>&1 | tail -5",
+        "Test Suites: 2 failed, 38 passed, 40 total\nTests:       4 failed, 311 passed, 315 total\n"
+        "  \u25cf contacts \u203a splits display names into first and last (contacts.service.spec.ts:48)\n"
+        "Snapshots:   0 total\nTime:        21.344 s",
+        error=True,
+    )
+    c.say(
+        "The four failures are the 4.7 tests for the split name, which needs the columns that are now parked. "
+        "I'll mark them skipped with a pointer to the parked migration rather than delete them."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/kofi/crm-api/src/contacts/contacts.service.spec.ts",
+            "old_string": "describe('split name', () => {",
+            "new_string": "// Parked with prisma/pending/20261203101500_split_contact_name until duplicates are merged.\n"
+            "describe.skip('split name', () => {",
+        },
+        "The file /home/kofi/crm-api/src/contacts/contacts.service.spec.ts has been updated successfully.",
+    )
+    c.bash(
+        "npm test -- --silent 2>&1 | tail -3",
+        "Test Suites: 1 skipped, 39 passed, 39 of 40 total\nTests:       4 skipped, 311 passed, 315 total\n"
+        "Time:        20.871 s",
+    )
+    c.bash(
+        "git add -A && git commit -m 'Park split_contact_name until duplicate emails are merged; add its rollback'",
+        "[hotfix/4.7.1 e07d3aa] Park split_contact_name until duplicate emails are merged; add its rollback\n"
+        " 4 files changed, 9 insertions(+), 3 deletions(-)\n rename prisma/{migrations => pending}/"
+        "20261203101500_split_contact_name/migration.sql (100%)\n create mode 100644 prisma/rollbacks/"
+        "20261203101500_split_contact_name.down.sql",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user's 4.7 deploy of crm-api failed at a Prisma migration and every later deploy failed with P3009. I inspected prod read-only, found the migration half-applied because of duplicate emails, wrote a down script that the user ran, marked the migration rolled back, parked the migration, and fixed the tests.
+
+Summary:
+1. Primary Request and Intent:
+   Get crm-api's deploys working again after the 4.7 deploy failed at its migration (P3009); prod still runs 4.6. Use the read-only prod connection for looking and ask before anything that writes. Later: roll back rather than fix forward; write the down SQL for the user to run.
+
+2. Key Technical Concepts:
+   - Prisma migrate status / deploy / resolve --rolled-back, the _prisma_migrations table
+   - Prisma migrations are not wrapped in a transaction on Postgres, so a failure leaves earlier statements applied
+   - Case-insensitive unique index on lower(email)
+
+3. Files and Code Sections:
+   - prisma/migrations/20261203101500_split_contact_name/migration.sql (read; now moved to prisma/pending/): adds firstName/lastName, fills them with split_part, a unique index on lower(email), drops name.
+   - prisma/rollbacks/20261203101500_split_contact_name.down.sql (new): in one transaction, drops the index if it exists and the two new columns.
+   - prisma/schema.prisma: restored from v4.6.0.
+   - src/contacts/contacts.service.spec.ts: the split name tests are skipped with a pointer to the parked migration.
+
+4. Errors and fixes:
+   - The migration failed with 23505: could not create unique index "Contact_email_key", a duplicated lower(email). The columns had been added and filled; name was not dropped.
+   - git mv into prisma/pending failed because the directory did not exist; created it first.
+   - 4 tests of the split name failed after the schema was restored; skipped them.
+
+5. Problem Solving:
+   214 email addresses are shared by 451 of the 318,442 contacts, so the index cannot be created until duplicates are merged. The user chose to roll back: the down script was run by the user with the admin role and the migration marked rolled back; migrate status now says the schema is up to date.
+
+6. All user messages:
+   - "The deploy of crm-api 4.7 failed at the migration step and now every deploy fails with P3009. Prod is still serving 4.6. Help me get out of this. ... use `psql "$PROD_RO"` for looking and ask me before anything that writes."
+   - "Roll back. Don't fix forward tonight: the finance export at 02:00 UTC still reads Contact.name and the merge of duplicate contacts is a product decision Dana has to make, not us. Write the down SQL, show it to me, I'll run it with the admin role."
+   - "Ran it. resolve too." (with the output of the script and of migrate resolve)
+
+7. Pending Tasks:
+   - The duplicate contacts need a merge decision from Dana before the split migration can return.
+
+8. Current Work:
+   Committed on hotfix/4.7.1: the migration parked, its rollback script, the schema as of v4.6.0, the tests skipped.
+
+9. Optional Next Step:
+   Ask the user whether to tag and deploy 4.7.1.
+"""
+    labels = [
+        Label("request", "now every deploy fails with P3009", dropped=False),
+        Label("constraint", "ask me before anything that writes", dropped=False),
+        Label("failed command", "npx prisma migrate status", dropped=False),  # "every later deploy failed with P3009"
+        Label("identifier", "20261203101500_split_contact_name", dropped=False),
+        Label("identifier", "20261119083000_contact_tags", dropped=True),  # the last migration that applied
+        Label("identifier", "crm-prod.c9x2.eu-west-1.rds.amazonaws.com", dropped=True),
+        Label("error", "could not create unique index", dropped=False),
+        Label("identifier", "m.osei@harbourfreight.example", dropped=True),  # the duplicate the error named
+        Label("measurement", "2026-12-04 22:14:09", dropped=True),  # when the failed migration started
+        Label("decision", "without a wrapping transaction", dropped=False),
+        Label("measurement", "214", dropped=False),
+        Label("measurement", "318442", dropped=False),  # "318,442"
+        Label("measurement", "451", dropped=False),
+        Label("decision", "the finance export at 02:00 UTC still reads Contact.name", dropped=False),
+        Label("file edited", "prisma/rollbacks/20261203101500_split_contact_name.down.sql", dropped=False),
+        Label("file read", "prisma/migrations/20261203101500_split_contact_name/migration.sql", dropped=False),
+        Label("failed command", "git mv prisma/migrations", dropped=False),
+        Label("error", "fatal: destination directory does not exist", dropped=False),
+        Label("measurement", "4 failed, 311 passed", dropped=False),  # "4 tests ... failed"
+        Label("error", "splits display names into first and last", dropped=False),  # "4 tests of the split name failed"
+        Label("file edited", "src/contacts/contacts.service.spec.ts", dropped=False),
+        Label("edit", "describe.skip('split name'", dropped=False),
+        Label("measurement", "4 skipped, 311 passed", dropped=True),  # the run after; the summary says only skipped
+        Label("identifier", "e07d3aa", dropped=True),  # the commit
+        Label("measurement", "22 migrations found", dropped=True),
+        # noise
+        Label("number", "21.344 s", dropped=False),
+        Label("name", "Contact_companyId_idx", dropped=False),
+        Label("number", "5432", dropped=False),
+        Label("command", "npx prisma validate", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
+def firmware_flash_overflow() -> DevSession:
+    """C and Zephyr (west, nRF52840, arm-none-eabi tools): a sensor firmware that no longer links
+    after a BLE feature (FLASH overflowed), the sizes read from the link map and `nm --size-sort`,
+    float printf found as the cost, the user's rules on LTO and MCUboot partitions with their
+    reasons, a flash tool missing. Written and labelled before the rule ran on it (round 16)."""
+    c = Conversation("/home/elin/beacon-fw", "fresh-flash-overflow")
+    c.user(
+        "After merging the BLE battery service branch, the nrf52840 build doesn't link anymore: FLASH overflow. "
+        "Get it under the limit again. Keep -Os, and do not turn on LTO: Ozone loses source stepping with LTO and "
+        "that's how Jonas debugs the field units."
+    )
+    c.bash(
+        "west build -b nrf52840dk/nrf52840 app -p always 2>&1 | tail -14",
+        "[171/178] Linking C executable zephyr/zephyr_pre0.elf\n"
+        "FAILED: zephyr/zephyr_pre0.elf zephyr/zephyr_pre0.map\n"
+        ": && ccache /opt/zephyr-sdk-0.16.8/arm-zephyr-eabi/bin/arm-zephyr-eabi-gcc -gdwarf-4 -Os "
+        "zephyr/CMakeFiles/zephyr_pre0.dir/misc/empty_file.c.obj -o zephyr/zephyr_pre0.elf ...\n"
+        "/opt/zephyr-sdk-0.16.8/arm-zephyr-eabi/bin/../lib/gcc/arm-zephyr-eabi/12.2.0/../../../../"
+        "arm-zephyr-eabi/bin/ld.bfd: zephyr/zephyr_pre0.elf section `text' will not fit in region `FLASH'\n"
+        "/opt/zephyr-sdk-0.16.8/arm-zephyr-eabi/bin/../lib/gcc/arm-zephyr-eabi/12.2.0/../../../../"
+        "arm-zephyr-eabi/bin/ld.bfd: region `FLASH' overflowed by 6212 bytes\n"
+        "collect2: error: ld returned 1 exit status\nninja: build stopped: subcommand failed.\n"
+        "FATAL ERROR: command exited with status 1: /usr/bin/cmake --build /home/elin/beacon-fw/build",
+        error=True,
+    )
+    c.bash(
+        "grep -n 'FLASH\\|slot0_partition' build/zephyr/zephyr.dts | head -6 && grep -n PARTITION app/boards/nrf52840dk_nrf52840.overlay",
+        '412:\t\t\t\tslot0_partition: partition@c000 {\n413:\t\t\t\t\tlabel = "image-0";\n'
+        "414:\t\t\t\t\treg = < 0xc000 0x76000 >;\n"
+        "7:\t/* MCUBOOT PARTITIONS: must match the bootloader flashed on shipped units */",
+    )
+    c.say(
+        "The app slot (slot0_partition) is 0x76000 = 483,328 bytes because MCUboot takes the first 48 KB and the "
+        "second slot mirrors the first. The image is 6,212 bytes over it. I'll find what grew."
+    )
+    c.bash(
+        "git stash && west build -b nrf52840dk/nrf52840 app -p always 2>&1 | grep -A3 'Memory region' ; git stash pop",
+        "No local changes to save\nNo stash entries found.",
+        error=True,
+    )
+    c.say(
+        "Nothing to stash: the working tree is clean and the branch itself carries the BLE code. I'll build main "
+        "in a worktree for the baseline instead."
+    )
+    c.bash(
+        "git worktree add ../beacon-main main && west build -b nrf52840dk/nrf52840 ../beacon-main/app -d build-main "
+        "-p always 2>&1 | grep -A3 'Memory region'",
+        "Preparing worktree (checking out 'main')\nHEAD is now at 9a7b6c5 sensors: debounce the reed switch\n"
+        "Memory region         Used Size  Region Size  %age Used\n"
+        "           FLASH:      451208 B       472 KB     93.36%\n"
+        "             RAM:       91144 B       256 KB     34.77%",
+    )
+    c.bash(
+        "git diff main --stat -- app/prj.conf app/src && git diff main -- app/prj.conf",
+        " app/prj.conf            |  6 ++++\n app/src/battery.c       | 88 ++++++++++++++++++++++++\n"
+        " app/src/main.c          | 11 ++-\n 3 files changed, 103 insertions(+), 2 deletions(-)\n"
+        "diff --git a/app/prj.conf b/app/prj.conf\n@@ -31,3 +31,9 @@ CONFIG_BT_PERIPHERAL=y\n"
+        "+CONFIG_BT_BAS=y\n+CONFIG_BT_DIS=y\n+CONFIG_BT_DIS_PNP=n\n+\n+# battery voltage in the logs\n"
+        "+CONFIG_CBPRINTF_FP_SUPPORT=y",
+    )
+    c.bash(
+        "arm-none-eabi-nm --size-sort -S -r build/zephyr/zephyr.elf | head -12",
+        "Exit code 127\nbash: arm-none-eabi-nm: command not found",
+        error=True,
+    )
+    c.bash(
+        "/opt/zephyr-sdk-0.16.8/arm-zephyr-eabi/bin/arm-zephyr-eabi-nm --size-sort -S -r build/zephyr/zephyr_pre0.elf "
+        "| head -12",
+        "0001a4c0 00003a10 T bt_smp_pkey_ready_cb\n"
+        "000311f4 00002f6c T _dtoa_r\n"
+        "0003421c 00001e40 T __aeabi_ddiv\n"
+        "00040f28 00001b3c T bt_gatt_dis_register\n"
+        "00044a10 00001784 T __aeabi_dmul\n"
+        "00048a90 000015d8 T cbvprintf\n"
+        "0004d2e0 00001200 R bt_gatt_bas_attrs\n"
+        "0004e4e0 00000f70 T __aeabi_dadd\n"
+        "0004f450 00000e9c T __ieee754_sqrt\n"
+        "00050a10 00000c88 T battery_sample\n"
+        "00051698 00000b20 T __floatsidf\n"
+        "000521b8 00000a40 T __fixdfsi",
+    )
+    c.say(
+        "The double-precision soft-float routines (`_dtoa_r` 12,140 bytes, `__aeabi_ddiv` 7,744, `__aeabi_dmul` "
+        "6,020, `__aeabi_dadd` 3,952) are new relative to main: CONFIG_CBPRINTF_FP_SUPPORT pulls in float "
+        "formatting, and battery.c computes the voltage in double. Together that is about 30 KB, far more than "
+        "the BLE services themselves (DIS about 7 KB)."
+    )
+    c.tool(
+        "Read",
+        {"file_path": "/home/elin/beacon-fw/app/src/battery.c"},
+        "    ...\n    40\tstatic void battery_sample(struct k_work *work)\n    41\t{\n"
+        "    42\t\tint32_t raw = adc_read_mv(&vbat_channel);\n"
+        "    43\t\tdouble volts = (double)raw * VBAT_DIVIDER / 1000.0;\n"
+        "    44\t\tuint8_t level = soc_from_voltage(volts);\n    45\t\n"
+        '    46\t\tLOG_INF("vbat %.3f V, %u%%", volts, level);\n'
+        "    47\t\tbt_bas_set_battery_level(level);\n    48\t}\n",
+    )
+    c.user(
+        "Millivolts as integers are fine for the log, nobody needs floats there. And whatever you do, don't touch the "
+        "partition layout in the overlay: the 2,000 units in the field run MCUboot with those slots and a new layout "
+        "means they can't take the OTA."
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/elin/beacon-fw/app/src/battery.c",
+            "old_string": "\tdouble volts = (double)raw * VBAT_DIVIDER / 1000.0;\n\tuint8_t level = soc_from_voltage(volts);\n\n"
+            '\tLOG_INF("vbat %.3f V, %u%%", volts, level);',
+            "new_string": "\tint32_t millivolts = raw * VBAT_DIVIDER;\n\tuint8_t level = soc_from_millivolts(millivolts);\n\n"
+            '\tLOG_INF("vbat %d mV, %u%%", millivolts, level);',
+        },
+        "The file /home/elin/beacon-fw/app/src/battery.c has been updated successfully.",
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/elin/beacon-fw/app/prj.conf",
+            "old_string": "\n# battery voltage in the logs\nCONFIG_CBPRINTF_FP_SUPPORT=y",
+            "new_string": "",
+        },
+        "The file /home/elin/beacon-fw/app/prj.conf has been updated successfully.",
+    )
+    c.bash(
+        "west build -b nrf52840dk/nrf52840 app -p always 2>&1 | tail -8",
+        "/home/elin/beacon-fw/app/src/battery.c:44:25: error: implicit declaration of function 'soc_from_millivolts'; "
+        "did you mean 'soc_from_voltage'? [-Werror=implicit-function-declaration]\n"
+        "   44 |         uint8_t level = soc_from_millivolts(millivolts);\n"
+        "      |                         ^~~~~~~~~~~~~~~~~~~\n"
+        "      |                         soc_from_voltage\ncc1: all warnings being treated as errors\n"
+        "ninja: build stopped: subcommand failed.",
+        error=True,
+    )
+    c.tool(
+        "Edit",
+        {
+            "file_path": "/home/elin/beacon-fw/app/src/soc.c",
+            "old_string": "uint8_t soc_from_voltage(double volts)\n{\n\tfor (size_t i = 0; i < ARRAY_SIZE(curve); i++) {\n"
+            "\t\tif (volts >= curve[i].volts) {",
+            "new_string": "uint8_t soc_from_millivolts(int32_t millivolts)\n{\n"
+            "\tfor (size_t i = 0; i < ARRAY_SIZE(curve); i++) {\n\t\tif (millivolts >= curve[i].millivolts) {",
+        },
+        "The file /home/elin/beacon-fw/app/src/soc.c has been updated successfully.",
+    )
+    c.bash(
+        "sed -i 's/{ \\([0-9]\\)\\.\\([0-9]\\{3\\}\\), /{ \\1\\2, /' app/src/soc.c && sed -i "
+        "'s/double volts;/int32_t millivolts;/; s/soc_from_voltage(double volts)/soc_from_millivolts(int32_t millivolts)/' "
+        "app/src/soc.h app/src/soc.c && grep -n 'millivolts\\|{ 4' app/src/soc.h app/src/soc.c | head -5",
+        "app/src/soc.h:6:uint8_t soc_from_millivolts(int32_t millivolts);\n"
+        "app/src/soc.c:8:\t{ 4200, 100 },\napp/src/soc.c:9:\t{ 4100, 90 },\n"
+        "app/src/soc.c:14:struct point { int32_t millivolts; uint8_t percent; };\n"
+        "app/src/soc.c:21:uint8_t soc_from_millivolts(int32_t millivolts)",
+    )
+    c.bash(
+        "west build -b nrf52840dk/nrf52840 app -p always 2>&1 | grep -A3 'Memory region'",
+        "Memory region         Used Size  Region Size  %age Used\n"
+        "           FLASH:      460896 B       472 KB     95.36%\n"
+        "             RAM:       98296 B       256 KB     37.49%",
+    )
+    c.bash(
+        "west twister -T app/tests -p native_sim 2>&1 | tail -3",
+        "INFO    - 14 test scenarios (14 configurations) selected, 0 configurations filtered (0 by static filter, "
+        "0 at runtime).\nINFO    - 14 of 14 executed test configurations passed (100.00%), 0 failed, 0 errored, 0 skipped "
+        "with 0 warnings in 71.52 seconds\nINFO    - Total complete:   14/  14  100%  built (not run):    0, failed:    0, "
+        "errored:    0",
+    )
+    c.bash(
+        "west flash -d build --runner nrfjprog",
+        "-- west flash: rebuilding\nninja: no work to do.\n-- west flash: using runner nrfjprog\n"
+        "FATAL ERROR: required program nrfjprog not found; install it or add its location to PATH",
+        error=True,
+    )
+    c.say("nrfjprog isn't installed on this machine; the J-Link runner is. Flashing with `--runner jlink` instead.")
+    c.bash(
+        "west flash -d build --runner jlink 2>&1 | tail -3",
+        "-- runners.jlink: Flashing file: /home/elin/beacon-fw/build/zephyr/zephyr.hex\n"
+        "-- runners.jlink: J-Link (SEGGER J-Link V7.94e) serial 683412957 connected\n"
+        "-- runners.jlink: Flash done. 460896 bytes programmed, verified",
+    )
+    c.bash(
+        "git add -A && git commit -m 'battery: integer millivolts, drop float printf (-21 KB flash)'",
+        "[feat/ble-battery 7c2d41b] battery: integer millivolts, drop float printf (-21 KB flash)\n"
+        " 4 files changed, 14 insertions(+), 15 deletions(-)",
+    )
+    summary = """This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:
+
+Analysis:
+The user's Zephyr firmware for the nRF52840 stopped linking after the BLE battery service was merged (FLASH overflow). I compared the flash use with main, found the symbols that grew, removed float formatting and double math from the battery code, rebuilt, ran the tests and flashed a board.
+
+Summary:
+1. Primary Request and Intent:
+   Make the nrf52840 build link again (FLASH overflow after merging the BLE battery service). Constraints: keep -Os, do not enable LTO (Ozone loses source stepping, and that is how Jonas debugs field units). Later: integer millivolts are fine for the log; do not touch the partition layout in the overlay (units in the field run MCUboot with those slots and could not take the OTA).
+
+2. Key Technical Concepts:
+   - Zephyr west build / twister / flash, nRF52840, MCUboot slots
+   - Soft-float double routines and CONFIG_CBPRINTF_FP_SUPPORT pulling in float formatting
+   - Reading symbol sizes with nm --size-sort
+
+3. Files and Code Sections:
+   - app/src/battery.c: battery_sample computes integer millivolts and logs "vbat %d mV"; calls soc_from_millivolts.
+   - app/src/soc.c, app/src/soc.h: soc_from_voltage(double) became soc_from_millivolts(int32_t), the curve in millivolts.
+   - app/prj.conf: CONFIG_CBPRINTF_FP_SUPPORT removed.
+   - app/boards/nrf52840dk_nrf52840.overlay: read only (the MCUboot partitions), untouched.
+
+4. Errors and fixes:
+   - Link failed: region FLASH overflowed by 6212 bytes. Fixed by removing the double math and float printf.
+   - arm-none-eabi-nm was not on PATH; used the Zephyr SDK's arm-zephyr-eabi-nm.
+   - Implicit declaration of soc_from_millivolts (-Werror): changed soc.c and soc.h to the new function.
+   - west flash with nrfjprog failed (not installed); flashed with the J-Link runner.
+
+5. Problem Solving:
+   The app slot is 0x76000 bytes. main used 93.36% of flash; the branch overflowed. The growth came from double-precision soft-float routines (_dtoa_r, __aeabi_ddiv, __aeabi_dmul, __aeabi_dadd) pulled in by float printf and the double voltage math, about 30 KB. After the fix flash use is 460896 B (95.36%). All 14 twister scenarios pass.
+
+6. All user messages:
+   - "After merging the BLE battery service branch, the nrf52840 build doesn't link anymore: FLASH overflow. Get it under the limit again. Keep -Os, and do not turn on LTO: Ozone loses source stepping with LTO and that's how Jonas debugs the field units."
+   - "Millivolts as integers are fine for the log, nobody needs floats there. And whatever you do, don't touch the partition layout in the overlay: ... a new layout means they can't take the OTA."
+
+7. Pending Tasks:
+   - None.
+
+8. Current Work:
+   The fix is committed on feat/ble-battery and flashed to the dev kit.
+
+9. Optional Next Step:
+   Ask whether to push the branch.
+"""
+    labels = [
+        Label("request", "the nrf52840 build doesn't link anymore", dropped=False),
+        Label("constraint", "do not turn on LTO", dropped=False),
+        Label("failed command", "west build -b nrf52840dk/nrf52840 app -p always", dropped=False),
+        Label("error", "region `FLASH' overflowed by 6212 bytes", dropped=False),
+        Label("identifier", "zephyr-sdk-0.16.8", dropped=True),  # the SDK version in use
+        Label("measurement", "483,328 bytes", dropped=True),  # the slot's size in bytes; the summary has 0x76000 only
+        Label("decision", "MCUboot takes the first 48 KB", dropped=True),
+        Label("measurement", "451208 B", dropped=True),  # main's flash use; the summary keeps only the percentage
+        Label("measurement", "93.36%", dropped=False),
+        Label("identifier", "9a7b6c5", dropped=True),  # main's head used as the baseline
+        Label("identifier", "CONFIG_CBPRINTF_FP_SUPPORT", dropped=False),
+        Label("failed command", "arm-none-eabi-nm --size-sort", dropped=False),
+        Label("error", "arm-none-eabi-nm: command not found", dropped=False),
+        Label("measurement", "12,140 bytes", dropped=True),  # _dtoa_r's size
+        Label("decision", "DIS about 7 KB", dropped=True),  # the BLE services are not the cost
+        Label("file read", "app/src/battery.c", dropped=False),
+        Label("file edited", "app/src/battery.c", dropped=False),
+        Label("file edited", "app/src/soc.c", dropped=False),
+        Label("file edited", "app/src/soc.h", dropped=False),
+        Label("file edited", "app/prj.conf", dropped=False),
+        Label("edit", 'LOG_INF("vbat %.3f V, %u%%", volts, level)', dropped=True),  # the old log line
+        Label("constraint", "don't touch the partition layout in the overlay", dropped=False),
+        Label(
+            "decision", "the 2,000 units in the field run MCUboot", dropped=False
+        ),  # "units in the field run MCUboot"
+        Label("error", "implicit declaration of function 'soc_from_millivolts'", dropped=False),
+        Label("measurement", "460896 B", dropped=False),
+        Label("measurement", "14 of 14 executed test configurations passed", dropped=False),
+        Label("failed command", "west flash -d build --runner nrfjprog", dropped=False),
+        Label("error", "required program nrfjprog not found", dropped=False),
+        Label("identifier", "683412957", dropped=True),  # the J-Link probe's serial
+        Label("identifier", "7c2d41b", dropped=True),  # the commit
+        # noise
+        Label("number", "71.52 seconds", dropped=False),
+        Label("name", "bt_smp_pkey_ready_cb", dropped=False),  # the biggest symbol, not what grew
+        Label("number", "0x76000", dropped=False),
+        Label("command", "git stash", dropped=False),
+        Label("name", "__floatsidf", dropped=False),
+    ]
+    return DevSession(c, summary, labels)
+
+
 SESSIONS = (
     empty_cart,
     flaky_retry,
@@ -9348,4 +10094,7 @@ SESSIONS = (
     vpc_moved_blocks,
     churn_plan_rank,
     ledger_space_leak,
+    kiosk_sidebar_overlap,
+    prisma_rollback,
+    firmware_flash_overflow,
 )
