@@ -274,8 +274,9 @@ def on_request(
     can do; or, with `skip_unchanged` as PreCompact does, no savepoint when the session has said
     nothing since its latest, which is returned instead (with no flush)."""
     from precompact.local import snapshot
-    from precompact.ops import layers
+    from precompact.ops import instance_collision, layers
 
+    instance_collision.refuse_chosen(loaded, "savepoint")
     kept = _unchanged_savepoint(loaded, session) if skip_unchanged else None
     if kept is not None:
         return kept
