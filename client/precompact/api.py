@@ -856,11 +856,11 @@ def registered_project(path: Path) -> Path:
 
 
 def add_project(path: Path) -> Path:
-    """Registers the project at `path` again, a forgotten one too (recall.everywhere.add); its
-    root."""
-    from precompact.recall import everywhere as across
+    """Registers the project at `path` again, a forgotten one too, unless another project on this
+    machine writes its instance to the same chain (ops.project_init.add); its root."""
+    from precompact.ops import project_init
 
-    return across.add(path)
+    return project_init.add(path)
 
 
 def rescan_projects(directory: Path) -> list[registry.Registered]:

@@ -735,6 +735,90 @@ def names_the_project_registry(tree: ast.Module) -> list[str]:
     return found
 
 
+# One chain per instance on this machine (ops/instance_collision owns the rule): each command that
+# puts an instance to work on the user's word refuses first when another project here writes it to
+# the same chain, before the step that does it: `init` before its configuration is written, `trust`
+# before the approval, `projects --add` before the registration, `savepoint` and `import` (an
+# instance --instance or PRECOMPACT_INSTANCE chose) before Layer 1 writes. Registering a project on
+# the user's word (which clears a forgotten mark: its Layer 2 pushes again) is ops/project_init's
+# alone, whose every way to it refuses first.
+COLLISION_REFUSALS = ("instance_collision.refuse", "instance_collision.refuse_chosen", "api.refuse_shared_chain")
+COLLISION_CHECKED = {
+    ("ops/project_init.py", "init"): "write_config",
+    ("ops/project_init.py", "add"): "registry.add",
+    ("edges/cli.py", "trust"): "config_trust.approve",
+    ("ops/compaction.py", "on_request"): "snapshot.create_savepoint",
+    ("ops/importer.py", "run"): "_one",
+}
+REGISTERING_OWNER = "ops/project_init.py"
+
+
+def registers_a_project_on_the_users_word(tree: ast.Module) -> list[str]:
+    """`registry.add(...)` (or `add` imported from the registry): a project registered, its
+    forgotten mark cleared, with no one to refuse another project's instance."""
+    found = [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith("registry.add")
+    ]
+    found += [
+        f"line {node.lineno}: from {node.module} import add"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").endswith("registry")
+        and any(a.name == "add" for a in node.names)
+    ]
+    return found
+
+
+def unrefused_steps(function: ast.FunctionDef, step: str) -> list[str]:
+    """The calls of `step` in `function` that no call of a collision refusal (COLLISION_REFUSALS)
+    comes before; all of them when `function` makes none, or makes no such step at all (the
+    table names a step it no longer takes: the rule would check nothing)."""
+    calls = sorted((n for n in ast.walk(function) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+    steps = [n for n in calls if _dotted(n.func) == step]
+    if not steps:
+        return [f"{function.name} calls no {step}"]
+    refused = [n.lineno for n in calls if _dotted(n.func) in COLLISION_REFUSALS]
+    return [
+        f"line {n.lineno}: {ast.unparse(n)[:60]} with no refusal before it"
+        for n in steps
+        if not refused or min(refused) >= n.lineno
+    ]
+
+
+def test_each_command_putting_an_instance_to_work_refuses_a_shared_chain_first():
+    trees = modules()
+    broken = {}
+    for (module, name), step in COLLISION_CHECKED.items():
+        [function] = [n for n in trees[module].body if isinstance(n, ast.FunctionDef) and n.name == name]
+        found = unrefused_steps(function, step)
+        if found:
+            broken[f"{module}:{name}"] = found
+    assert not broken, broken
+
+
+def test_the_shared_chain_rule_sees_a_step_before_its_refusal_and_one_with_none():
+    sample = ast.parse(
+        "def add(path):\n"
+        "    loaded = configuration.load(path)\n"
+        "    registry.add(loaded.root, loaded.instance)\n"
+        "    instance_collision.refuse(loaded, 'projects --add')\n"
+        "def run(loaded):\n"
+        "    return [snapshot.create_savepoint(loaded, s) for s in enumerate(loaded)]\n"
+        "def init(root, choices):\n"
+        "    instance_collision.refuse(parsed(root), 'init')\n"
+        "    return write_config(root)\n"
+    )
+    add, run, init = (n for n in sample.body if isinstance(n, ast.FunctionDef))
+    assert unrefused_steps(add, "registry.add") == [
+        "line 3: registry.add(loaded.root, loaded.instance) with no refusal before it"
+    ]
+    assert unrefused_steps(run, "enumerate") == ["line 6: enumerate(loaded) with no refusal before it"]
+    assert unrefused_steps(init, "write_config") == []
+    assert unrefused_steps(init, "registry.add") == ["init calls no registry.add"]
+
+
 # precompact's user-level roots (the approvals' configuration home, its state, its data, and the
 # HOME and XDG directories given to git and the worker) have one owner, which ignores a relative
 # value and, in the modes the agent starts, one in the project (docs/security.md, "The agent's
@@ -959,6 +1043,11 @@ RULES: dict[str, tuple[Rule, tuple[str, ...], str]] = {
         # boundary/user_roots.py decides where the data directory is, and names no file in it.
         (REGISTRY_OWNER, USER_ROOTS_OWNER, "transcript/opencode.py"),
         "import json, os\ndef listed():\n    return json.load(open(os.environ['XDG_DATA_HOME'] + '/precompact/registry.json'))\n",
+    ),
+    "registers_a_project_on_the_users_word": (
+        registers_a_project_on_the_users_word,
+        (REGISTERING_OWNER,),
+        "from precompact.local import registry\ndef add_again(loaded):\n    registry.add(loaded.root, loaded.instance)\n",
     ),
     "reads_a_user_root": (
         reads_a_user_root,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,9 @@ import pytest
 from precompact.boundary import git_exclude, quoting
 from precompact.local import savepoint_log, snapshot
 from precompact.local.snapshot import Session, Settings
+from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
+from precompact.remote.encryption import CLEAR, Keys
 from support.commands import run_git
 from support.projects import store_git
 
@@ -254,3 +257,69 @@ def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_one_line_then_removed_whe
     os.utime(lock, (old, old))
     assert gitstore.fetch(repo, target(project)) == target(project).branch
     assert not lock.exists()
+
+
+# A snapshot's file is named by its second and sequence (logs_dir.snapshot_name): two savepoints
+# N of one instance written in one second share it (another machine of the instance, or this
+# one after logs/ was lost, numbering from 1 again).
+_SAME_SECOND = datetime(2026, 12, 1, 5, 27, 41, tzinfo=UTC)
+
+
+@pytest.fixture(params=["clear", "encrypted"])
+def keys(request, tmp_path) -> Keys:
+    if request.param == "clear":
+        return CLEAR
+    identity = tmp_path / "identity.txt"
+    remote_crypto.generate_identity(identity)
+    return Keys(tuple(remote_crypto.public_keys(identity.read_bytes(), "identity")), identity)
+
+
+def _saved_at(project: Path, session: str, when: datetime) -> snapshot.WrittenSnapshot:
+    settings = Settings(instance="Gabriel #215", logs=project / "logs")
+    return snapshot.create_savepoint(settings, Session(session, None, str(project)), when)
+
+
+def test_a_savepoint_named_as_the_branchs_is_never_committed_over_it(workspace, keys):
+    """logs/ lost, then savepoint 1 written again in the second the branch's savepoint 1 was:
+    the same file name, other content. Layer 2 counts the branch's as lacking and commits
+    nothing over it (the tip's tree would lose the remote's snapshot, its index copy the line)."""
+    project, remote = workspace
+    own = gitstore.Target(project, "origin", BRANCH, keys)
+    repo = gitstore.open_repository(own)
+    theirs = _saved_at(project, "first machine", _SAME_SECOND)
+    assert synced(repo, own, project / "logs") == []
+    name = theirs.path.relative_to(project).as_posix() + (remote_crypto.SUFFIX if keys.encrypting else "")
+    held = run_git(remote, "rev-parse", f"{BRANCH}:{name}").strip()
+
+    shutil.rmtree(project / "logs")
+    mine = _saved_at(project, "second machine", _SAME_SECOND)
+    assert mine.path == theirs.path and mine.sha256 != theirs.sha256
+    problems = synced(repo, own, project / "logs")
+    assert problems == [
+        f"branch {BRANCH}: "
+        + savepoint_log.lacking_notice(1, savepoint_log.savepoints(project / "logs", "Gabriel #215"))
+    ], problems
+    assert (
+        "the remote holds 1 savepoint(s) that logs/ lacks, and logs/ holds 1 that the remote lacks (#1)" in problems[0]
+    )
+    assert run_git(remote, "rev-parse", f"{BRANCH}:{name}").strip() == held
+    assert run_git(project, "--git-dir", str(repo.git_dir), "rev-parse", f"{BRANCH}:{name}").strip() == held
+    [state] = savepoint_log.savepoints(project / "logs")
+    assert state.commit is None and state.layer_2 == savepoint_log.Layer2.FAILED
+
+
+def test_a_savepoint_committed_before_a_crash_kept_its_record_is_committed_on_not_called_lacking(workspace, keys):
+    """The crash between Layer 2's commit and its record: the branch holds this savepoint's own
+    snapshot under its name, which hides nothing; the next sync goes on from there."""
+    project, remote = workspace
+    own = gitstore.Target(project, "origin", BRANCH, keys)
+    repo = gitstore.open_repository(own)
+    _saved_at(project, "s", _SAME_SECOND)
+    assert synced(repo, own, project / "logs") == []
+    _saved_at(project, "s", _SAME_SECOND)
+    [_, second] = savepoint_log.savepoints(project / "logs")
+    gitstore.commit_savepoint(repo, own, project / "logs", second)  # then killed: nothing recorded
+    assert synced(repo, own, project / "logs") == []
+    states = savepoint_log.savepoints(project / "logs")
+    assert [s.layer_2 for s in states] == [savepoint_log.Layer2.PUSHED] * 2
+    assert run_git(remote, "rev-parse", BRANCH).strip() == states[-1].commit

@@ -1,6 +1,8 @@
 """Two projects on one machine that would write one chain of savepoints (review13b F4, setup half):
 `init` and `trust` refuse the second, naming the first and the fix; `doctor` names a pair set up
-before they did. Colliding is writing the same instance to the same remote's branch, or to the same
+before they did; `projects --add` refuses to bring the pair back, and `savepoint` and `import`
+refuse to write another project's instance named on the command line or in the environment.
+Colliding is writing the same instance to the same remote's branch, or to the same
 on-chain record (the same authority, chain on): projects with their own remote and key share an
 instance name freely, and so do the work trees of one repository."""
 
@@ -189,7 +191,7 @@ def test_doctor_names_two_projects_set_up_before_init_refused_it(tmp_path):
     (tmp_path / "home").mkdir()
     (b / configuration.CONFIG_NAME).write_bytes((a / configuration.CONFIG_NAME).read_bytes())
     approve_as_is(b)
-    assert precompact(b, "projects", "--add", str(b)).returncode == 0
+    registry.register(b, INSTANCE)  # as its first savepoint registers it (`projects --add` refuses it now)
     for here, there in ((a, b), (b, a)):
         done = precompact(here, "doctor", home=tmp_path / "home")
         assert done.returncode == 1, done.stdout
@@ -206,3 +208,50 @@ def test_doctor_names_two_projects_set_up_before_init_refused_it(tmp_path):
             if c["check"] == "instance"
         ]
         assert not found["ok"] and str(there) in found["detail"]
+    saved = precompact(b, "savepoint", "--no-transcript", "--json")
+    assert saved.returncode in (0, 3), "its approved instance: never refused for the pair doctor names"
+
+
+def test_projects_add_refuses_a_forgotten_project_whose_instance_another_took_meanwhile(tmp_path):
+    """a forgotten, b set up with a's instance and remote (nothing registered wrote it), then
+    `projects --add a`: the pair `init` refuses, walked around. Refused the same way, naming b
+    and the fix; a stays forgotten (its Layer 2 waits, pushing nothing over b's branch)."""
+    a, b = two_clones(tmp_path)
+    assert precompact(a, "projects", "--forget", str(a)).returncode == 0
+    assert init(b).returncode == 0, "a is forgotten: nothing registered writes the instance"
+    line = refusal(precompact(b, "projects", "--add", str(a), "--json"))
+    assert line.startswith(
+        f'the instance "{INSTANCE}" is already this machine\'s project {b}, which writes it to the same git branch'
+    ), line
+    assert (
+        f'set another instance in {a / configuration.CONFIG_NAME} and trust it again (e.g. "{RENAMED}"), or work in {b}'
+        in line
+    )
+    assert registry.registered(a) is None and registry.forgotten(a) == a
+    renamed = precompact(a, "init", "--force", "--json", "--instance", RENAMED, "--chain", "off", "--no-encrypt")
+    assert renamed.returncode == 0, renamed.stderr
+    assert precompact(b, "projects", "--add", str(a)).returncode == 0, "its own instance now"
+
+
+def test_savepoint_and_import_refuse_another_projects_instance_named_on_the_command_line_or_environment(tmp_path):
+    """b set up as another instance, then saving into a's instance by --instance or
+    PRECOMPACT_INSTANCE (a user's shell keeps it): what `init` refused, walked around. Refused,
+    naming a and the fix, and nothing written; b's own instance, and a free one, save."""
+    a, b = two_clones(tmp_path)
+    other = precompact(b, "init", "--json", "--instance", RENAMED, "--chain", "off", "--no-encrypt")
+    assert other.returncode == 0, other.stderr
+    fix = "name another instance with --instance or PRECOMPACT_INSTANCE, or none to save as the configured one"
+    for args, env in (
+        (("savepoint", "--no-transcript", "--instance", INSTANCE), None),
+        (("savepoint", "--no-transcript"), {"PRECOMPACT_INSTANCE": INSTANCE}),
+        (("import", "--instance", INSTANCE), None),
+    ):
+        line = refusal(precompact(b, *args, "--json", env=env))
+        assert line.startswith(f'the instance "{INSTANCE}" is already this machine\'s project {a}, which writes it'), (
+            line
+        )
+        assert f'{fix} (e.g. "{RENAMED}"), or work in {a}' in line, line
+    assert not (b / "logs" / "precompact-savepoint.jsonl").exists(), "refused before anything is written"
+    for args in (("--instance", "Someone else #1"), ()):
+        done = precompact(b, "savepoint", "--no-transcript", "--json", *args)
+        assert done.returncode in (0, 3), done.stdout + done.stderr

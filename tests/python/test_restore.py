@@ -322,17 +322,67 @@ def test_savepoints_pushed_before_signing_are_signed_and_pushed_at_the_next_flus
     assert restored.returncode == 0 and restored.stdout.startswith("restored 3 savepoint(s)"), restored.stdout
 
 
-def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_the_remotes(project, tmp_path):
-    """logs/ lost, then a compaction writes savepoint 1 again before `restore`: Layer 2 does not
-    commit it (its index copy would no longer name the remote's three), and restore keeps it and
-    leaves that instance's savepoints of the remote out, saying so."""
+# `precompact ARGS` with Layer 1's clock at the unix second given first: a snapshot's file is
+# named by its second and sequence (logs_dir.snapshot_name), so two savepoints N of one instance
+# written in one second share it, whatever the wall clock of the run.
+_SAVED_AT = """
+import sys
+from datetime import datetime
+from precompact.local import snapshot
+second = int(sys.argv[1])
+class _At(datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return datetime.fromtimestamp(second, tz)
+snapshot.datetime = _At
+sys.argv = ["precompact", *sys.argv[2:]]
+from precompact.edges.command import main
+sys.exit(main())
+"""
+
+
+def _saved_at(cwd: Path, second: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", _SAVED_AT, str(second), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["its-file-name-shared", "a-name-of-its-own"])
+def test_a_savepoint_written_into_an_empty_logs_is_never_overwritten_nor_hides_the_remotes(project, tmp_path, shared):
+    """logs/ lost, then a compaction writes savepoint 1 again before `restore`, in the second the
+    remote's savepoint 1 was written (the same snapshot file name, other content) or another: Layer 2
+    does not commit it (its index copy would no longer name the remote's three, its tree would lose
+    the remote's savepoint 1), and restore keeps it and leaves that instance's savepoints of the
+    remote out, saying so."""
+    [first] = [e for e in _index(project.logs) if e["event"] == "SAVEPOINT_CREATED" and e["sequence"] == 1]
+    tree_before = run_git(project.remote, "ls-tree", "-r", project.branch)
     shutil.rmtree(project.logs)
     transcript = transcript_gen.generate(tmp_path / "other.jsonl", project=project.path, seed=11)
-    done = precompact(project.path, "savepoint", "--transcript", str(transcript.path), "--json")
-    assert done.returncode == 3
-    layer_2 = json.loads(done.stdout)["layer_2"]
-    assert layer_2["state"] == "queued" and "holds 3 savepoint(s) that logs/ lacks" in layer_2["problem"], layer_2
+    second = first["unix_timestamp"] + (0 if shared else 3600)
+    done = _saved_at(project.path, second, "savepoint", "--transcript", str(transcript.path), "--json")
+    assert done.returncode == 3, done.stdout + done.stderr
+    saved = json.loads(done.stdout)
+    assert saved["savepoint"]["path"].endswith(first["snapshot_file"]) == shared, saved
+    layer_2 = saved["layer_2"]
+    assert layer_2["state"] == "queued" and (
+        "the remote holds 3 savepoint(s) that logs/ lacks, and logs/ holds 1 that the remote lacks (#1)"
+        in layer_2["problem"]
+    ), layer_2
+    assert run_git(project.remote, "ls-tree", "-r", project.branch) == tree_before
     mine = (project.logs / "precompact-savepoint.jsonl").read_bytes()
+    status = _status(project.path)
+    assert status["lacking_from_logs"] == 3, status
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 4, verify.stdout
+    named = (
+        f"{first['snapshot_file']} is on branch {project.branch} with other content than the file of that name in logs/"
+    )
+    assert (named in verify.stdout) == shared, verify.stdout
 
     restored = precompact(project.path, "restore")
     assert restored.returncode == 1, restored.stdout

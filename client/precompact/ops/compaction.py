@@ -275,8 +275,9 @@ def on_request(
     is (capture.archived, `import`'s rule: its own latest, or the one an `uncompact` copy came
     from), which is returned instead (with no flush)."""
     from precompact.local import snapshot
-    from precompact.ops import layers
+    from precompact.ops import instance_collision, layers
 
+    instance_collision.refuse_chosen(loaded, "savepoint")
     kept = _archived_savepoint(loaded, session) if skip_unchanged else None
     if kept is not None:
         return kept

@@ -68,7 +68,12 @@ def run(
     progress: Callable[[int, int, Imported], None] | None = None,
     agent: str = agents.CLAUDE,
 ) -> list[Imported]:
-    """Archives each session of `agent` run in the project's root that is not archived as it is now."""
+    """Archives each session of `agent` run in the project's root that is not archived as it is now
+    (an instance the command line or environment chose, once no other project writes it to the
+    same chain: ops.instance_collision)."""
+    from precompact.ops import instance_collision
+
+    instance_collision.refuse_chosen(loaded, "import")
     claude = agent == agents.CLAUDE
     if agent == agents.OPENCODE:
         database, ids = agents.opencode_sessions(loaded.root, home)

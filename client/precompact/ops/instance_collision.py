@@ -1,5 +1,7 @@
 """Which projects on this machine would write one chain of savepoints: the one owner of the rule
-`init` and `trust` refuse by and `doctor` reports.
+`init`, `trust` and `projects --add` refuse by (each puts a configuration's instance to work on the
+user's word), as do `savepoint` and `import` writing an instance the approved file does not name
+(--instance, PRECOMPACT_INSTANCE), and `doctor` reports.
 
 Two projects collide when their savepoints land in one chain: the same instance pushed to the
 same Layer-2 branch (the same remote URL, as precompact compares them: a local path resolved, a
@@ -83,7 +85,7 @@ def another_name(instance: str) -> str:
     return f"{instance} (2)"
 
 
-def refuse(config: Config, command: Literal["init", "trust"]) -> None:
+def refuse(config: Config, command: Literal["init", "trust", "projects --add", "savepoint", "import"]) -> None:
     """InstanceInUse naming the first other project `config`'s savepoints would share a chain
     with (`Collision.refusal`), and how `command` is run again with another instance; nothing
     when there is none."""
@@ -92,9 +94,23 @@ def refuse(config: Config, command: Literal["init", "trust"]) -> None:
         return
     if command == "init":
         rename = "pass another --instance"
+    elif command in ("savepoint", "import"):
+        rename = "name another instance with --instance or PRECOMPACT_INSTANCE, or none to save as the configured one"
     else:
         rename = f"set another instance in {quoting.path(config.root / configuration.CONFIG_NAME)} and trust it again"
     raise InstanceInUse(found[0].refusal(rename))
+
+
+def refuse_chosen(config: Config, command: Literal["savepoint", "import"]) -> None:
+    """`refuse` for `command` writing savepoints of an instance the command line or the
+    environment chose (--instance, PRECOMPACT_INSTANCE; hooks take neither): `init` and `trust`
+    checked only the one the approved file names, so a refused `init` would otherwise be walked
+    around by saving into that instance from another project. Nothing to check for the approved
+    file's own instance: a pair that writes it from before the refusal is `doctor`'s to name,
+    never a savepoint refused."""
+    approved = _approved(Path(os.path.realpath(config.root)))
+    if approved is None or approved.instance != config.instance:
+        refuse(config, command)
 
 
 def collisions(config: Config) -> list[Collision]:

@@ -367,6 +367,19 @@ def _sealed_for_others(repo, loaded: configuration.Config, warn: Callable[[str],
         )
 
 
+def add(path: Path) -> Path:
+    """`projects --add`: the project at `path` in this machine's registry again, a forgotten one
+    too, its configuration one the user approved; refused (InstanceInUse) as `init` refuses, when
+    another project here writes its instance to the same chain: a project forgotten while
+    another took its instance would otherwise come back as the pair `init` refuses. Its root."""
+    from precompact.local import registry
+
+    loaded = configuration.load(path)
+    instance_collision.refuse(loaded, "projects --add")
+    registry.add(loaded.root, loaded.instance)
+    return loaded.root
+
+
 def _register(loaded: configuration.Config, warn: Callable[[str], None]) -> None:
     """The project in this machine's registry (`precompact projects`), a forgotten one too: `init`
     is the user's own command for it. A registry that cannot be written costs the project nothing

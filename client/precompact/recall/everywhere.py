@@ -147,16 +147,6 @@ def forget(path: Path, url: str | None = None) -> Forgotten:
     return Forgotten(registry.forget(known.path) or known, tuple(removed), tuple(kept), again=where is not None)
 
 
-def add(path: Path) -> Path:
-    """Registers the project at `path` again, forgotten or not (`projects --add`): its
-    configuration must be one the user approved. Its root."""
-    from precompact.config import settings as configuration
-
-    loaded = configuration.load(path)
-    registry.add(loaded.root, loaded.instance)
-    return loaded.root
-
-
 def _approved_url(known: registry.Registered, stores: list[Path]) -> str:
     """The URL the project's savepoints were pushed to, from its approved configuration (a URL
     a repository wrote would be its word on whether the savepoints are safe)."""

@@ -573,12 +573,19 @@ def _sealed_here(repo: git.Repo, keys: Keys) -> set[str]:
 def _cached_ciphertext(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
     """The blob of the ciphertext made before for this plaintext and these recipients, if the
     repository still has it."""
+    cached = _cache_entry(repo, sha256, keys)
+    return cached if cached is not None and _is_blob(repo, cached) else None
+
+
+def _cache_entry(repo: git.Repo, sha256: str, keys: Keys) -> str | None:
+    """The blob id the ciphertext cache names for this plaintext and these recipients (the
+    blob itself may be gone)."""
     try:
         stored = small_file.read(_ciphertext_cache(repo, sha256, keys), CACHED_BLOB_LIMIT, follow_links=False)[0]
         cached = stored.decode().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return cached if _OBJECT_ID.fullmatch(cached) and _is_blob(repo, cached) else None
+    return cached if _OBJECT_ID.fullmatch(cached) else None
 
 
 def _is_blob(repo: git.Repo, object_id: str) -> bool:
@@ -1646,28 +1653,91 @@ def _identity(repo: git.Repo) -> dict:
 SAVES_PREFIX = f"logs/{logs_dir.SAVES_DIR}/"
 
 
-def snapshot_names(repo: git.Repo, target: Target) -> set[str]:
-    """The snapshot files (as the index names them: the encrypted form's suffix removed) that the
-    savepoint branch holds here or as last fetched from the remote: refs only, no network. What
-    was last fetched counts only when it shares history with the branch here (or, before the
-    migration, with the shared branch here): the shared branch of older versions, fetched where
-    the instance has no branch on the remote yet, may be a teammate's, and Layer 2 only ever adds
-    on top of its own history (a race is merged, never replaced)."""
-    names: set[str] = set()
+@dataclass(frozen=True)
+class BranchSnapshots:
+    """The snapshot files a savepoint branch holds (as the index names them: the encrypted
+    form's suffix removed), measured against the savepoints logs/ holds by content, never by
+    name alone: a name is a second and a sequence (logs_dir.snapshot_name), which two machines
+    of one instance writing savepoint N in the same second share."""
+
+    lacking: frozenset[str]  # held with content no savepoint logs/ names so has (or none names)
+    held: frozenset[str]  # held with the content of logs/'s savepoint of that name, and only so
+
+
+def branch_snapshots(repo: git.Repo, target: Target, savepoints: list[savepoint_log.Savepoint]) -> BranchSnapshots:
+    """The snapshot files the savepoint branch holds here or as last fetched from the remote
+    (refs only: no network), against `savepoints` (logs/'s). What was last fetched counts only
+    when it shares history with the branch here (or, before the migration, with the shared
+    branch here): the shared branch of older versions, fetched where the instance has no branch
+    on the remote yet, may be a teammate's, and Layer 2 only ever adds on top of its own history
+    (a race is merged, never replaced)."""
+    named: dict[str, list[savepoint_log.Savepoint]] = {}
+    for savepoint in savepoints:
+        named.setdefault(savepoint.snapshot_file, []).append(savepoint)
+    lacking: set[str] = set()
+    held: set[str] = set()
     here = _resolve(repo, target.ref) or (_resolve(repo, target.legacy_ref) if target.legacy_ref else None)
+    tips: list[str] = []
     for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
         tip = _resolve(repo, ref)
-        if tip is None or (ref != target.ref and here is not None and not _related(repo, here, tip)):
+        if tip is None or tip in tips or (ref != target.ref and here is not None and not _related(repo, here, tip)):
             continue
-        try:
-            listing = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", tip, "--", SAVES_PREFIX)
-        except git.GitCommandError as e:
-            raise GitStoreError(
-                f"branch {target.branch} cannot be listed",
-                reason=_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1),
-            ) from None
-        names.update(name.removesuffix(remote_crypto.SUFFIX) for name in filter(None, listing.split("\0")))
-    return names
+        tips.append(tip)
+        for name, ours in _snapshots_at(repo, target, tip, named).items():
+            (held if ours else lacking).add(name)
+    return BranchSnapshots(frozenset(lacking), frozenset(held - lacking))
+
+
+def _snapshots_at(
+    repo: git.Repo, target: Target, tip: str, named: dict[str, list[savepoint_log.Savepoint]]
+) -> dict[str, bool]:
+    """Each snapshot file the commit `tip` holds, and whether every form of it there (clear,
+    encrypted) holds the content of a savepoint of `named` (logs/'s, by file): the blob its own
+    recorded commit holds at that path (what Layer 2 committed, or `restore` wrote from), the
+    ciphertext this repository made of its bytes (a crash between Layer 2's commit and its
+    record), else the blob's own bytes, opened, hashing to its sha256. A blob no identity here
+    opens cannot be compared: it counts by its name, as before (`restore` could not read it
+    either); a broken or oversized one is not the savepoint's."""
+    try:
+        listing = repo.git.ls_tree("-r", "-z", "--long", "--full-tree", tip, "--", SAVES_PREFIX)
+    except git.GitCommandError as e:
+        raise GitStoreError(
+            f"branch {target.branch} cannot be listed",
+            reason=_said(str(e.stderr or e), e.status if isinstance(e.status, int) else 1),
+        ) from None
+    entries: list[tuple[str, str, str, float]] = []  # (name, path, blob, size: inf when not stated)
+    for entry in filter(None, listing.split("\0")):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        size = int(fields[3]) if len(fields) == 4 and fields[3].isdigit() else math.inf
+        entries.append((path.removesuffix(remote_crypto.SUFFIX), path, fields[2] if len(fields) > 2 else "", size))
+    asked = [(path, s) for name, path, _, _ in entries for s in named.get(name, []) if s.commit]
+    at_commits = blob_ids_at(repo, [(str(s.commit), path) for path, s in asked]) if asked else []
+    recorded = {(path, blob) for (path, _), blob in zip(asked, at_commits) if blob is not None}
+    ours: dict[str, bool] = {}
+    unsure: list[tuple[str, str, str]] = []
+    for name, path, blob, size in entries:
+        candidates = named.get(name, [])
+        sealed = path.endswith(remote_crypto.SUFFIX)
+        if (path, blob) in recorded or (
+            sealed and any(_cache_entry(repo, s.snapshot_hash, target.keys) == blob for s in candidates)
+        ):
+            ours.setdefault(name, True)
+        elif candidates and size <= read_limit(name)[1]:
+            unsure.append((name, path, blob))
+        else:
+            ours[name] = False
+    keys = target.keys
+    identities = _identities(keys) if any(path.endswith(remote_crypto.SUFFIX) for _, path, _ in unsure) else []
+    # The blobs first in zip: their reader then waits for git once the last is read.
+    for data, (name, path, blob) in zip(_blobs(repo, [blob for _, _, blob in unsure]), unsure):
+        where = f"{path} at commit {tip[:12]}"
+        content = _opened(repo, blob, data, identities, keys, where) if path.endswith(remote_crypto.SUFFIX) else data
+        same = isinstance(content, Sealed) or (
+            isinstance(content, bytes) and hashlib.sha256(content).hexdigest() in {s.snapshot_hash for s in named[name]}
+        )
+        ours[name] = ours.get(name, True) and same
+    return ours
 
 
 def merge_hides(
@@ -1696,10 +1766,11 @@ def _not_in_logs(
     savepoints: list[savepoint_log.Savepoint],
     others: Callable[[Target, set[str]], set[str]],
 ) -> int:
-    """How many snapshots the branch holds (here, or as last fetched) that the index does not
-    name, but for another key's (`others`)."""
+    """How many snapshots the branch holds (here, or as last fetched) whose content the index
+    does not name (`branch_snapshots`: one of the same name with other content counts), but for
+    another key's (`others`)."""
     try:
-        missing = snapshot_names(repo, target) - {s.snapshot_file for s in savepoints}
+        missing = set(branch_snapshots(repo, target, savepoints).lacking)
         return len(missing - others(target, missing)) if missing else 0
     except GitStoreError:
         return 0  # an unreadable branch: committing to it will say why

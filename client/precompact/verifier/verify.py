@@ -455,14 +455,21 @@ def _lacking(branch: str, lacking: Lacking) -> list[Finding]:
         if lacking.only_here
         else "run `precompact restore`"
     )
+    here = {s.snapshot_file for s in lacking.only_here}  # the same name, with logs/'s own content
     return [
-        Finding(None, "layer 2", f"{name} is on branch {branch} but not in logs/: {step}") for name in lacking.names
+        Finding(
+            None,
+            "layer 2",
+            f"{name} is on branch {branch} {'with other content than the file of that name in logs/' if name in here else 'but not in logs/'}: {step}",
+        )
+        for name in lacking.names
     ]
 
 
 def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> Lacking:
     """The snapshot files the savepoint branch holds, here or as last fetched from the remote
-    (refs only: no network), that the index in logs/ does not name, but for those another key
+    (refs only: no network), whose content the index in logs/ does not name (one it names with
+    other content counts: `gitstore.branch_snapshots`), but for those another key
     signed (one saving under this instance's name: `restore` never brings them back, so sending
     the user to it would loop); with some, the instance's savepoints logs/ holds that the branch
     lacks (restore keeps those apart: it would loop too)."""
@@ -473,15 +480,15 @@ def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> Lacking:
     try:
         target = gitstore.Target.of(config)
         repo = gitstore.open_repository(target)
-        held = gitstore.snapshot_names(repo, target)
-        missing = held - {s.snapshot_file for s in folded}
+        branch = gitstore.branch_snapshots(repo, target, folded)
+        missing = set(branch.lacking)
         if missing:
             missing -= team.others_snapshots(
                 repo, target, missing, team.your_keys(config, signed.configured_key(config))
             )
     except gitstore.GitStoreError:
         return Lacking([], [])
-    only_here = [s for s in savepoint_log.of_instance(folded, config.instance) if s.snapshot_file not in held]
+    only_here = [s for s in savepoint_log.of_instance(folded, config.instance) if s.snapshot_file not in branch.held]
     return Lacking(sorted(missing), only_here if missing else [])
 
 
