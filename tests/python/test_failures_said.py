@@ -12,7 +12,6 @@ import contextlib
 import json
 import shlex
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,9 +67,6 @@ def _saved_once(tmp_path: Path):
     transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
     saved = precompact(project.path, "savepoint", "--transcript", str(transcript), "--session-id", SESSION)
     assert len(savepoint_log.savepoints(project.logs)) == 1, saved.stderr
-    # Stamps are whole seconds, and a failure of the newest savepoint's own second is taken as one
-    # it put behind it (the worker that could not start aside): the failures here come later.
-    time.sleep(1.05 - time.time() % 1)
     return project, transcript
 
 
