@@ -551,8 +551,8 @@ def on_pre_compact(config: Config, payload: dict, agent: str) -> str:
     return compaction.pre_compact(config, payload, agent)
 
 
-def on_pre_compress(config: Config, payload: dict, agent: str) -> str:
-    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes."""
+def on_pre_compress(config: Config, payload: dict, agent: str) -> str | None:
+    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes (None: none comes)."""
     from precompact.ops import compaction
 
     return compaction.pre_compress(config, payload, agent)
@@ -648,8 +648,16 @@ def worker_cannot_start(config: Config) -> str | None:
     return doctor.worker_cannot_start(config)
 
 
-# SessionStart's line while a failure stands (ops.compaction.FAILURE_STANDS): fixed words.
-FAILURE_STANDS = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix."
+def failure_standing_context(config: Config, brief: str | None) -> tuple[str, str] | None:
+    """While a failure stands (`standing_failures`), a session start's context (its fixed line,
+    then `brief`; restore.brief counts that line in `[hooks] brief_budget`) and that line for
+    the user; None when none stands."""
+    from precompact.ops import compaction
+    from precompact.restore import brief as restore_brief
+
+    if compaction.standing_failures(config) is None:
+        return None
+    return restore_brief.after_failure_line(brief), restore_brief.FAILURE_STANDS
 
 
 def standing_failures(config: Config) -> StandingFailures | None:

@@ -144,6 +144,23 @@ def test_a_worker_that_cannot_start_is_said_on_precompacts_line_for_the_user_and
     assert "the background worker could not start" in status.splitlines()[0], status
 
 
+def test_a_worker_that_cannot_start_is_said_to_the_user_at_geminis_pre_compress(tmp_path):
+    """fix15e 4: as Claude Code's PreCompact says it on stderr, Gemini's PreCompress says it as a
+    `systemMessage` (Gemini 0.61.0 shows a hook's systemMessage to the user, for any event, as an
+    info line of its interactive CLI; PreCompress's output reaches neither the model nor the
+    compression)."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
+    project.logs.mkdir(exist_ok=True)
+    (project.logs / "precompact-worker.log").symlink_to("/dev/null")
+    event = {**_event("PreCompress", project.path, transcript), "trigger": "manual"}
+    done = precompact(project.path, "hook", "--agent", "gemini", stdin=event)
+    assert done.returncode == 0 and len(savepoint_log.savepoints(project.logs)) == 1, done.stderr
+    said = json.loads(done.stdout)["systemMessage"]
+    assert said.startswith("precompact: saved locally; the background worker could not start: "), said
+    assert "precompact-worker.log is a symbolic link" in said and "then run `precompact flush`" in said
+
+
 def test_logs_other_users_may_change_is_named_with_chmod_700(tmp_path):
     project, _ = _saved_once(tmp_path)
     project.logs.chmod(0o777)

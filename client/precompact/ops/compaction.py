@@ -289,8 +289,9 @@ def on_request(
     return written, layers.flush(loaded)
 
 
-def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
-    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
+def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
+    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes (its note,
+    "" for Gemini); None when none comes (most rounds: PreCompress fires before each)."""
     trigger = _trigger(payload)
     transcript = _text(payload, "transcript_path")
     if trigger != "manual":
@@ -298,7 +299,7 @@ def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str
 
         cwd = _text(payload, "cwd") or str(loaded.root)
         if not transcript or not gemini_compression.compression_coming(transcript, cwd, Path.home()):
-            return ""
+            return None
     return pre_compact(loaded, payload, agent)
 
 
@@ -727,7 +728,8 @@ def session_start_brief(
     if not found.verified:
         return restore_brief.unvouched(found)
     if first_part:
-        return restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
+        budget = restore_brief.parts_budget(loaded.brief_budget)
+        return restore_brief.compact_brief(found, budget, session_id=session_id, mcp_tools=mcp_tools)
     return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
 
