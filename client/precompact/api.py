@@ -653,11 +653,8 @@ def failure_standing_context(config: Config, brief: str | None) -> tuple[str, st
     then `brief`; restore.brief counts that line in `[hooks] brief_budget`) and that line for
     the user; None when none stands."""
     from precompact.ops import compaction
-    from precompact.restore import brief as restore_brief
 
-    if compaction.standing_failures(config) is None:
-        return None
-    return restore_brief.after_failure_line(brief), restore_brief.FAILURE_STANDS
+    return compaction.standing_failure_context(config, brief)
 
 
 def standing_failures(config: Config) -> StandingFailures | None:

@@ -2324,8 +2324,9 @@ GIT_ERROR_VARIABLES = {"path", "name", "lock", "logs"}
 
 def git_error_paths_unquoted(tree: ast.Module) -> list[str]:
     """Each path or name of GIT_ERROR_FIELDS / GIT_ERROR_VARIABLES a git store error's message
-    puts in an f-string outside quoting (`reason=`, quoted by the error itself, aside)."""
-    return error_words_unquoted(tree, GIT_ERRORS, GIT_ERROR_FIELDS, GIT_ERROR_VARIABLES, {"reason"})
+    puts in an f-string outside quoting (`reason=`, quoted by the error itself, and `bare=`, the
+    form its `unquoted` keeps for printers that quote it whole, aside)."""
+    return error_words_unquoted(tree, GIT_ERRORS, GIT_ERROR_FIELDS, GIT_ERROR_VARIABLES, {"reason", "bare"})
 
 
 def error_words_unquoted(

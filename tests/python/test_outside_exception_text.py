@@ -273,3 +273,31 @@ def test_a_keypair_path_with_a_line_break_and_an_escape_is_quoted_once(tmp_path,
     said = str(refused.value)
     assert quoted_after(said, "keypair ") == str(keypair), said
     assert refused.value.unquoted.startswith(f"keypair {keypair} "), refused.value.unquoted
+
+
+def test_a_remote_name_a_push_failure_quotes_is_quoted_once_where_status_says_it(tmp_path):
+    """fix15e 6: the reason the index keeps names the remote as it is (GitStoreError's `bare`),
+    so status, which quotes that reason whole, quotes the name once, not a quote within a quote."""
+    served = tmp_path / "served"
+    bare = served / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\necho '{REFUSED}' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    project = tmp_path / "p"
+    remote = 'ori"gin'  # a name git takes, not a plain one: quoting.path quotes it
+    with git_http.GitHttp(served) as server:
+        url = server.url("remote.git")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+        for args in (("remote", "add", remote, url), ("config", "user.name", "a"), ("config", "user.email", "a@x")):
+            run_git(project, *args)
+        made = precompact(project, "init", "--yes", "--instance", "Trial #1", "--chain", "off", "--remote", remote)
+        assert made.returncode == 0, made.stdout + made.stderr
+        saved = precompact(project, "savepoint", "--no-transcript")
+        shown = precompact(project, "status").stdout
+    said = saved.stdout + saved.stderr
+    assert f"push to {quoting.inline(remote)} failed: " in said, said
+    index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [reason] = [line["reason"] for line in index if line["event"] == "LAYER_2_FAILED"]
+    assert reason.startswith(f"push to {remote} failed: "), reason
+    assert quoted_once(shown, REFUSED), shown

@@ -1008,6 +1008,16 @@ def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
     return StandingFailures(count=len(standing), newest=standing[-1].line, kept_in=tuple(kept_in))
 
 
+def standing_failure_context(loaded: configuration.Config, brief: str | None) -> tuple[str, str] | None:
+    """While a failure stands, a session start's context (restore/brief's fixed line, counted in
+    `[hooks] brief_budget`, then `brief`) and that line for the user; None when none stands."""
+    from precompact.restore import brief as restore_brief
+
+    if standing_failures(loaded) is None:
+        return None
+    return restore_brief.after_failure_line(brief), restore_brief.FAILURE_STANDS
+
+
 class _Logged(Record, frozen=True):
     """An errors-log line read back: its stamp, where it stands (`_placed`: the 12 hex digits of
     the savepoint's hash it was logged after, `first` before any; neither for an older
