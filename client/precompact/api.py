@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 # Layer 3 of a savepoint the chain did not anchor while it is off in .precompact.toml: not
 # queued, not failed. Turned on again, the chain anchors such savepoints in order.
 CHAIN_OFF = "OFF"
+# Layer 2 of a savepoint while git is off in .precompact.toml: not pending (the verifier's
+# recorded verdict says off, whatever the index recorded before).
+GIT_OFF = "OFF"
 # Layers 2 and 3 of a savepoint whose index line no root vouches for (it came with the project):
 # whatever logs/ says of them, this machine never pushes, posts or saves after it.
 UNVOUCHED = "UNVOUCHED"
@@ -214,6 +217,15 @@ def chain_confirmations(savepoints: list[savepoint_log.Savepoint]) -> str | None
     from precompact.verifier import verdicts
 
     return verdicts.confirmations(savepoints)
+
+
+def layer_2_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
+    """Where a savepoint's git copy stands, as every report shows it: the verifier's verdict on
+    Layer 2 as the index recorded it (off while the layer is off)."""
+    from precompact.verifier import verdicts
+
+    off = verdicts.recorded_git(config.git_layer, savepoint, config.remote).status == verdicts.OFF
+    return GIT_OFF if off else savepoint.layer_2
 
 
 def layer_3_state(config: Config, savepoint: savepoint_log.Savepoint) -> str:
@@ -548,8 +560,8 @@ def on_pre_compact(config: Config, payload: dict, agent: str) -> str:
     return compaction.pre_compact(config, payload, agent)
 
 
-def on_pre_compress(config: Config, payload: dict, agent: str) -> str:
-    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes."""
+def on_pre_compress(config: Config, payload: dict, agent: str) -> str | None:
+    """Gemini's PreCompress: PreCompact's savepoint, when a compression comes (None: none comes)."""
     from precompact.ops import compaction
 
     return compaction.pre_compress(config, payload, agent)
@@ -645,8 +657,13 @@ def worker_cannot_start(config: Config) -> str | None:
     return doctor.worker_cannot_start(config)
 
 
-# SessionStart's line while a failure stands (ops.compaction.FAILURE_STANDS): fixed words.
-FAILURE_STANDS = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix."
+def failure_standing_context(config: Config, brief: str | None) -> tuple[str, str] | None:
+    """While a failure stands (`standing_failures`), a session start's context (its fixed line,
+    then `brief`; restore.brief counts that line in `[hooks] brief_budget`) and that line for
+    the user; None when none stands."""
+    from precompact.ops import compaction
+
+    return compaction.standing_failure_context(config, brief)
 
 
 def standing_failures(config: Config) -> StandingFailures | None:

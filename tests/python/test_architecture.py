@@ -2413,14 +2413,24 @@ GIT_ERROR_VARIABLES = {"path", "name", "lock", "logs"}
 
 def git_error_paths_unquoted(tree: ast.Module) -> list[str]:
     """Each path or name of GIT_ERROR_FIELDS / GIT_ERROR_VARIABLES a git store error's message
-    puts in an f-string outside quoting (`reason=`, quoted by the error itself, aside)."""
+    puts in an f-string outside quoting (`reason=`, quoted by the error itself, and `bare=`, the
+    form its `unquoted` keeps for printers that quote it whole, aside)."""
+    return error_words_unquoted(tree, GIT_ERRORS, GIT_ERROR_FIELDS, GIT_ERROR_VARIABLES, {"reason", "bare"})
+
+
+def error_words_unquoted(
+    tree: ast.Module, errors: set[str], fields: set[str], variables: set[str], bare_keywords: set[str]
+) -> list[str]:
+    """Each of `fields` / `variables` the message of an error of `errors` puts in an f-string
+    outside quoting (the keywords `bare_keywords` aside: words the error quotes itself, or the
+    `unquoted` form its printers quote whole)."""
     found: dict[ast.AST, str] = {}
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and _dotted(call.func).split(".")[-1] in GIT_ERRORS):
+        if not (isinstance(call, ast.Call) and _dotted(call.func).split(".")[-1] in errors):
             continue
-        for argument in [*call.args, *(k.value for k in call.keywords if k.arg != "reason")]:
+        for argument in [*call.args, *(k.value for k in call.keywords if k.arg not in bare_keywords)]:
             for part in _made_text(argument):
-                read = next(_outside_reads(part, GIT_ERROR_FIELDS, GIT_ERROR_VARIABLES), None)
+                read = next(_outside_reads(part, fields, variables), None)
                 if read is not None:
                     found.setdefault(read, f"line {read.lineno}: {ast.unparse(read)[:60]}")
     return list(found.values())
@@ -2438,3 +2448,29 @@ def test_the_git_store_error_rule_sees_a_bare_path():
         "    raise GitStoreError(f'{quoting.path(path)} in {quoting.path(target.repository)}', reason=f'{path}')\n"
     )
     assert [line.split(":")[0] for line in git_error_paths_unquoted(sample)] == ["line 2", "line 4"]
+
+
+# --- The words a Layer 3 error says are quoted ----------------------------------------------------
+# What httpx says of a failed exchange (a host, the URL it was given), what the RPC endpoint says
+# of a refused call, and the keypair's path (chain.keypair, PRECOMPACT_KEYPAIR) are outside text.
+# An RpcError or a KeypairError says them through quoting (`quoting.inline`, `quoting.path`) and
+# keeps them as said only in `unquoted`, the form an index line's reason keeps (its printers quote
+# it whole): quoted once wherever they are shown.
+CHAIN_ERRORS = {"RpcError", "Unreachable", "KeypairError"}
+CHAIN_ERROR_VARIABLES = {"path", "said", "message", "error"}
+
+
+@pytest.mark.parametrize("name", ["chain/rpc.py", "chain/wire.py"])
+def test_the_words_a_chain_error_says_are_quoted(name):
+    assert not error_words_unquoted(modules()[name], CHAIN_ERRORS, set(), CHAIN_ERROR_VARIABLES, {"unquoted"})
+
+
+def test_the_chain_error_rule_sees_bare_words():
+    sample = ast.parse(
+        "def a(path):\n    raise KeypairError(f'keypair {path} does not exist')\n"
+        "def b(self, said):\n    raise RpcError(f'cluster {self.shown} refused it: {said}')\n"
+        "def quoted(path, said):\n"
+        "    raise Unreachable(f'{quoting.path(path)}: {quoting.inline(said)}', unquoted=f'{path}: {said}')\n"
+    )
+    found = error_words_unquoted(sample, CHAIN_ERRORS, set(), CHAIN_ERROR_VARIABLES, {"unquoted"})
+    assert [line.split(":")[0] for line in found] == ["line 2", "line 4"]

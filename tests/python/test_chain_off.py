@@ -69,3 +69,13 @@ def test_the_mcp_savepoints_tool_says_the_chain_is_off_as_status_does(tmp_path):
     text = listed.content[0].text
     assert text.startswith("savepoint 1 of Trial #1: ") and "chain off (" in text
     assert "QUEUED" not in text and "queued" not in text
+
+
+def test_status_says_git_is_off_not_pending_when_the_git_layer_is_off(tmp_path):
+    """fix15e 5: as the MCP tool and `verify` say it (the verifier's recorded verdict), not PENDING."""
+    project = saved(tmp_path, "http://127.0.0.1:9")
+    status = precompact(project.path, "status")
+    [row] = [line for line in status.stdout.splitlines() if line.startswith("  #1 ")]
+    assert " git off " in row and "PENDING" not in status.stdout, status.stdout
+    [listed] = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    assert listed["layer_2"] == "OFF" and listed["layer_3"] == "OFF", listed

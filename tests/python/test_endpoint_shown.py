@@ -119,7 +119,7 @@ def keyed_url(host: str) -> str:
     [
         ("http_500", "unreachable (HTTP 500 to getAccountInfo)"),
         ("not_json", "answered getAccountInfo with something that is not a Solana JSON-RPC answer (not JSON)"),
-        ("refused", "refused getAccountInfo: no access for …"),
+        ("refused", 'refused getAccountInfo: "no access for …"'),
         ("no_value", "answered getAccountInfo with something that is not a Solana JSON-RPC answer (no value)"),
         ("silent", "unreachable (no whole answer to getAccountInfo within 1 s)"),
     ],
@@ -178,7 +178,7 @@ def test_a_failing_keyed_endpoint_leaves_its_key_in_no_output_and_no_file(tmp_pa
         ]
     finally:
         server.stop()
-    assert f"cluster {server.url}/… refused getAccountInfo: key {server.url}/… has no access" in outputs[1].stdout, (
+    assert f'cluster {server.url}/… refused getAccountInfo: "key {server.url}/… has no access"' in outputs[1].stdout, (
         outputs[1].stdout + outputs[1].stderr
     )
     shown = "".join(o.stdout + o.stderr for o in outputs)

@@ -36,8 +36,8 @@ def test_an_error_that_explains_itself_is_one_line_and_no_traceback(tmp_path):
             assert compaction.log_failure(project.path, "PreCompact", compaction.failure_reason(e))
     lines = (project.logs / compaction.ERRORS_LOG).read_text().splitlines()
     assert [line.split(" ", 1)[1] for line in lines] == [
-        "PreCompact: the transcript cannot be read: | line 1 is not JSON",
-        "PreCompact: the transcript cannot be read: | line 2 is not JSON",
+        "[before any savepoint] PreCompact: the transcript cannot be read: | line 1 is not JSON",
+        "[before any savepoint] PreCompact: the transcript cannot be read: | line 2 is not JSON",
     ]
     assert not (project.logs / compaction.DEBUG_LOG).exists()
 

@@ -12,7 +12,6 @@ import contextlib
 import json
 import shlex
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,9 +67,6 @@ def _saved_once(tmp_path: Path):
     transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
     saved = precompact(project.path, "savepoint", "--transcript", str(transcript), "--session-id", SESSION)
     assert len(savepoint_log.savepoints(project.logs)) == 1, saved.stderr
-    # Stamps are whole seconds, and a failure of the newest savepoint's own second is taken as one
-    # it put behind it (the worker that could not start aside): the failures here come later.
-    time.sleep(1.05 - time.time() % 1)
     return project, transcript
 
 
@@ -146,6 +142,23 @@ def test_a_worker_that_cannot_start_is_said_on_precompacts_line_for_the_user_and
     assert "precompact flush" in checks["worker"]["fix"]
     status = precompact(project.path, "status").stdout  # why git is pending
     assert "the background worker could not start" in status.splitlines()[0], status
+
+
+def test_a_worker_that_cannot_start_is_said_to_the_user_at_geminis_pre_compress(tmp_path):
+    """fix15e 4: as Claude Code's PreCompact says it on stderr, Gemini's PreCompress says it as a
+    `systemMessage` (Gemini 0.61.0 shows a hook's systemMessage to the user, for any event, as an
+    info line of its interactive CLI; PreCompress's output reaches neither the model nor the
+    compression)."""
+    project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
+    transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
+    project.logs.mkdir(exist_ok=True)
+    (project.logs / "precompact-worker.log").symlink_to("/dev/null")
+    event = {**_event("PreCompress", project.path, transcript), "trigger": "manual"}
+    done = precompact(project.path, "hook", "--agent", "gemini", stdin=event)
+    assert done.returncode == 0 and len(savepoint_log.savepoints(project.logs)) == 1, done.stderr
+    said = json.loads(done.stdout)["systemMessage"]
+    assert said.startswith("precompact: saved locally; the background worker could not start: "), said
+    assert "precompact-worker.log is a symbolic link" in said and "then run `precompact flush`" in said
 
 
 def test_logs_other_users_may_change_is_named_with_chmod_700(tmp_path):

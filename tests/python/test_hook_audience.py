@@ -107,7 +107,7 @@ def test_a_worker_that_cannot_start_leaves_what_was_saved_said_and_logged(tmp_pa
     saved = savepoint_log.savepoints(project.logs, project.instance)
     assert [s.session_id for s in saved] == ["s1", "s2"] and saved[0].compact_summary
     lines = (project.logs / "precompact-errors.log").read_text().splitlines()
-    assert [line.split(" ")[1] for line in lines] == ["PreCompact:", "PostCompact:", "SessionEnd:"], lines
+    assert [_event(line) for line in lines] == ["PreCompact:", "PostCompact:", "SessionEnd:"], lines
     assert all("the background worker could not start" in line and "symbolic link" in line for line in lines)
     assert outside.read_text() == "untouched\n"
 
@@ -145,10 +145,16 @@ def test_no_event_reads_a_fifo_a_device_or_a_file_the_kernel_makes_up_as_a_trans
         ended = run("SessionEnd", session_id, bad, reason="exit")
         assert ended.returncode == 0 and "SessionEnd failed" in json.loads(ended.stdout)["systemMessage"], bad
         lines = errors.read_text().splitlines()[len(before) :]
-        assert [line.split()[1] for line in lines] == ["PreCompact:", "PostCompact:", "SessionStart:", "SessionEnd:"]
+        assert [_event(line) for line in lines] == ["PreCompact:", "PostCompact:", "SessionStart:", "SessionEnd:"]
         assert all(str(bad) in line and "nothing was read from it" in line for line in lines), lines
     index = [json.loads(line) for line in (project.logs / "precompact-savepoint.jsonl").read_text().splitlines()]
     created = [e["session_id"] for e in index if e["event"] == "SAVEPOINT_CREATED"]
     assert created == ["s1", "s2", "s3"], "only the readable transcripts were saved"
     kept = [e.get("summary") for e in index if e["event"] == "COMPACT_SUMMARY"]
     assert kept == ["Summary 1.", "Summary 2.", "Summary 3."], "each summary kept with its session's savepoint"
+
+
+def _event(line: str) -> str:
+    """An errors-log line's event: after its time and where it stands among the savepoints
+    ("[after savepoint N, sha256:…]", "[before any savepoint]")."""
+    return line.split("] ", 1)[1].split(" ", 1)[0]

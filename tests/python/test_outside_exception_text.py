@@ -235,3 +235,69 @@ def test_a_value_an_rpc_endpoint_answers_stays_one_quoted_line_for_the_user_and_
         assert f"(unusable account ({said})); check chain.cluster" in reason, shown
     finally:
         server.stop()
+
+
+def refusing(body: bytes) -> dict:
+    """An endpoint that refuses every call with FORGED as its message."""
+    request = json.loads(body)
+    return {"jsonrpc": "2.0", "id": request.get("id"), "error": {"code": -32005, "message": FORGED}}
+
+
+def test_what_an_rpc_endpoint_says_of_a_refused_call_is_quoted_once_in_every_line_that_says_it(tmp_path):
+    """fix15e 6: the endpoint's words were bare in the user's line, the worker's and the reason
+    status quotes."""
+    server = JsonRpcServer(refusing)
+    try:
+        project = new_project(tmp_path, "p", git_layer=False, chain_layer=True, cluster=server.url)
+        saved = precompact(project.path, "savepoint", "--no-transcript")
+        lead = "refused getAccountInfo: "
+        assert quoted_after(the_line(saved.stdout, lead), lead) == FORGED, saved.stdout
+        shown = precompact(project.path, "status").stdout
+        reason = quoted_after(the_line(shown, "last problem (layer_3): "), "last problem (layer_3): ")
+        assert reason.endswith(f"{lead}{FORGED}"), shown  # as said inside status's one quote
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("made", ["missing", "not_a_keypair", "not_json"])
+def test_a_keypair_path_with_a_line_break_and_an_escape_is_quoted_once(tmp_path, made):
+    """fix15e 6: chain.keypair (or PRECOMPACT_KEYPAIR) names the file: said through quoting.path,
+    kept as named in the reason the index keeps (`unquoted`, quoted whole by its printers)."""
+    from precompact.chain import wire
+
+    keypair = tmp_path / f"id{FORGED}.json"
+    if made != "missing":
+        keypair.write_text("[1, 2, 3]" if made == "not_a_keypair" else "{")
+    with pytest.raises(wire.KeypairError) as refused:
+        wire.load_keypair(keypair)
+    said = str(refused.value)
+    assert quoted_after(said, "keypair ") == str(keypair), said
+    assert refused.value.unquoted.startswith(f"keypair {keypair} "), refused.value.unquoted
+
+
+def test_a_remote_name_a_push_failure_quotes_is_quoted_once_where_status_says_it(tmp_path):
+    """fix15e 6: the reason the index keeps names the remote as it is (GitStoreError's `bare`),
+    so status, which quotes that reason whole, quotes the name once, not a quote within a quote."""
+    served = tmp_path / "served"
+    bare = served / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\necho '{REFUSED}' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    project = tmp_path / "p"
+    remote = 'ori"gin'  # a name git takes, not a plain one: quoting.path quotes it
+    with git_http.GitHttp(served) as server:
+        url = server.url("remote.git")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+        for args in (("remote", "add", remote, url), ("config", "user.name", "a"), ("config", "user.email", "a@x")):
+            run_git(project, *args)
+        made = precompact(project, "init", "--yes", "--instance", "Trial #1", "--chain", "off", "--remote", remote)
+        assert made.returncode == 0, made.stdout + made.stderr
+        saved = precompact(project, "savepoint", "--no-transcript")
+        shown = precompact(project, "status").stdout
+    said = saved.stdout + saved.stderr
+    assert f"push to {quoting.inline(remote)} failed: " in said, said
+    index = [json.loads(line) for line in (project / "logs" / "precompact-savepoint.jsonl").read_text().splitlines()]
+    [reason] = [line["reason"] for line in index if line["event"] == "LAYER_2_FAILED"]
+    assert reason.startswith(f"push to {remote} failed: "), reason
+    assert quoted_once(shown, REFUSED), shown

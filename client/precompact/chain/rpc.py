@@ -69,7 +69,11 @@ class Cluster:
                 raise answered
             response = answered
         except (httpx.HTTPError, httpx.InvalidURL) as e:
-            raise Unreachable(f"cluster {self.shown} unreachable ({self._scrubbed(str(e))})") from None
+            said = self._scrubbed(str(e))  # httpx's words: the host, the URL it was given
+            raise Unreachable(
+                f"cluster {self.shown} unreachable ({quoting.inline(said)})",
+                unquoted=f"cluster {self.shown} unreachable ({said})",
+            ) from None
         if response.status_code != 200:
             raise Unreachable(f"cluster {self.shown} unreachable (HTTP {response.status_code} to {method})")
         try:
@@ -81,8 +85,10 @@ class Cluster:
         error = answer.get("error")
         if error is not None:
             message = error.get("message") if isinstance(error, dict) else None
+            said = self._scrubbed(str(message or error))  # the endpoint's words
             raise RpcError(
-                f"cluster {self.shown} refused {_call_name(method)}: {self._scrubbed(str(message or error))}"
+                f"cluster {self.shown} refused {_call_name(method)}: {quoting.inline(said)}",
+                unquoted=f"cluster {self.shown} refused {_call_name(method)}: {said}",
             )
         if "result" not in answer:
             raise self._malformed(method, "neither result nor error")

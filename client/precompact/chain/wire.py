@@ -83,10 +83,14 @@ def load_keypair(path: Path) -> Keypair:
     try:
         values = json.loads(small_file.read(path, configuration.MAX_KEYPAIR_BYTES, follow_links=True)[0])
     except FileNotFoundError:
-        raise KeypairError(f"keypair {path} does not exist; run `precompact init` or set chain.keypair") from None
-    except small_file.Refused as e:
         raise KeypairError(
-            f"keypair {path} {e.reason}; point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
+            f"keypair {quoting.path(path)} does not exist; run `precompact init` or set chain.keypair",
+            unquoted=f"keypair {path} does not exist; run `precompact init` or set chain.keypair",
+        ) from None
+    except small_file.Refused as e:
+        fix = "point chain.keypair (or PRECOMPACT_KEYPAIR) at a Solana CLI keypair file"
+        raise KeypairError(
+            f"keypair {quoting.path(path)} {e.reason}; {fix}", unquoted=f"keypair {path} {e.reason}; {fix}"
         ) from None
     except (OSError, ValueError, RecursionError) as e:
         raise _unusable(
@@ -95,7 +99,8 @@ def load_keypair(path: Path) -> Keypair:
     if not (
         isinstance(values, list) and len(values) == 64 and all(isinstance(v, int) and 0 <= v < 256 for v in values)
     ):
-        raise KeypairError(f"keypair {path} is not a Solana CLI keypair (a JSON array of 64 bytes)")
+        what = "is not a Solana CLI keypair (a JSON array of 64 bytes)"
+        raise KeypairError(f"keypair {quoting.path(path)} {what}", unquoted=f"keypair {path} {what}")
     try:
         return Keypair.from_bytes(bytes(values))
     except ValueError as e:
@@ -106,7 +111,8 @@ def _unusable(path: Path, what: str, error: Exception, fix: str = "") -> Keypair
     """The keypair at `path` is `what`, and `error` what Python or a library said of it: quoted in
     the message, as said in `unquoted` (an index line's reason, quoted whole by its printers)."""
     return KeypairError(
-        f"keypair {path} {what} ({quoting.inline(str(error))}){fix}", unquoted=f"keypair {path} {what} ({error}){fix}"
+        f"keypair {quoting.path(path)} {what} ({quoting.inline(str(error))}){fix}",
+        unquoted=f"keypair {path} {what} ({error}){fix}",
     )
 
 

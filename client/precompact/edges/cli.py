@@ -720,7 +720,7 @@ def status(only, remote, signers, as_json) -> None:
     def git_shown(s) -> str:
         if (s.instance, s.sequence) in foreign:
             return api.UNVOUCHED
-        return shown(Layer2.FAILED if (s.instance, s.sequence) in rewound else s.layer_2)
+        return shown(Layer2.FAILED if (s.instance, s.sequence) in rewound else api.layer_2_state(loaded, s))
 
     def chain_shown(s) -> str:
         return api.UNVOUCHED if (s.instance, s.sequence) in foreign else shown(api.layer_3_state(loaded, s))
@@ -801,7 +801,7 @@ def status(only, remote, signers, as_json) -> None:
             commit = (s.commit or "-")[:10]
             compaction = f"  {made} compaction" if (made := api.compaction_mark(s)) else ""
             terminal.echo(
-                f"  #{s.sequence:<4} {quoting.timestamp(s.made_timestamp)}  {s.snapshot_hash[:12]}  git {git_shown(s):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
+                f"  #{s.sequence:<4} {quoting.timestamp(s.made_timestamp)}  {s.snapshot_hash[:12]}  git {_words(git_shown(s)):<9} {commit:<10}  chain {_words(chain_shown(s))}{compaction}"
             )
             if s.written_later:
                 terminal.echo(
@@ -895,7 +895,7 @@ def _words(state: str) -> str:
     """A layer's state as a person reads it: "queued", not QUEUED_FOR_BLOCKCHAIN."""
     from precompact import api
 
-    return {Layer3.QUEUED: "queued", api.CHAIN_OFF: "off"}.get(state, state)
+    return {Layer3.QUEUED: "queued", api.CHAIN_OFF: "off", api.GIT_OFF: "off"}.get(state, state)
 
 
 @main.command()

@@ -294,18 +294,32 @@ def _pre_compact(payload: dict, loaded: configuration.Config, agent: str) -> Hoo
 
     note = api.on_pre_compact(loaded, payload, agent)
     # The note goes to the summariser; the user's line (stderr) says what keeps Layers 2 and 3 waiting.
-    cannot = api.worker_cannot_start(loaded)
-    if not cannot:
-        return HookResult(stdout=note)
-    # Over the hook's budget the savepoint waits in the queue for that worker: not saved at all yet.
-    kept = "queued, not saved yet (the background worker writes it)" if api.queued_notice(loaded) else "saved locally"
-    return HookResult(stdout=note, stderr=f"precompact: {kept}; {cannot}")
+    return HookResult(stdout=note, stderr=_worker_cannot_start(loaded) or "")
 
 
 def _pre_compress(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact import api
 
-    return HookResult(stdout=api.on_pre_compress(loaded, payload, agent))
+    note = api.on_pre_compress(loaded, payload, agent)
+    if note is None:
+        return HookResult()  # no compression comes: nothing was saved
+    # Gemini gives PreCompress's output neither to the model nor to the compression; it shows a
+    # `systemMessage` to the user (its interactive CLI adds it to the history as an info line).
+    cannot = _worker_cannot_start(loaded)
+    return HookResult(stdout=_message(cannot) if cannot else note)
+
+
+def _worker_cannot_start(loaded: configuration.Config) -> str | None:
+    """The user's line after a compaction's save when the background worker cannot start: what
+    was kept, and why Layers 2 and 3 wait (with the fix); None when it can start."""
+    from precompact import api
+
+    cannot = api.worker_cannot_start(loaded)
+    if not cannot:
+        return None
+    # Over the hook's budget the savepoint waits in the queue for that worker: not saved at all yet.
+    kept = "queued, not saved yet (the background worker writes it)" if api.queued_notice(loaded) else "saved locally"
+    return f"precompact: {kept}; {cannot}"
 
 
 def _post_compact(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
@@ -320,12 +334,13 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     from precompact import api
 
     brief = api.on_session_start(loaded, payload, agent)
-    if api.standing_failures(loaded) is None:
+    standing = api.failure_standing_context(loaded, brief)
+    if standing is None:
         return _context("SessionStart", brief)
     # Said at every session start until fixed, in fixed words (the log's lines are outside text):
     # to the user, and to the model with the brief.
-    said = api.FAILURE_STANDS
-    return _context("SessionStart", said if brief is None else f"{said}\n\n{brief}", to_the_user=said)
+    context, said = standing
+    return _context("SessionStart", context, to_the_user=said)
 
 
 def _after_compaction(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:

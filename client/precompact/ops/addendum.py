@@ -413,7 +413,8 @@ def parts(
     from precompact.restore import dropped_store
     from precompact.transcript import conversation
 
-    first = restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
+    budget = restore_brief.parts_budget(loaded.brief_budget)
+    first = restore_brief.compact_brief(found, budget, session_id=session_id, mcp_tools=mcp_tools)
     newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
     if summary is not None:  # read from the session file: compared with the same history
         history = [entry for _, entry in found.contents.located_entries()]
@@ -426,7 +427,7 @@ def parts(
         report = dropped_store.of_resurrection(loaded, found)
     second = restore_brief.addendum(
         report,
-        loaded.brief_budget - len(first) - restore_brief.AGE_SLACK,
+        budget - len(first) - restore_brief.AGE_SLACK,
         newest[-1] if newest else None,
         mcp_tools,
     )

@@ -46,10 +46,16 @@ UNLOGGED_PREFIX = "unlogged-"
 UNLOGGED_KEPT = 100  # lines kept per project: the newest is what is shown, the count grows no further
 # The tail of the errors log read back: its newest lines are the ones said.
 ERRORS_TAIL_BYTES = 1 << 20
-# An errors-log line: the UTC stamp log_failure writes, then the event and the reason.
-_LOGGED_LINE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) (.+)")
-# How a worker that could not start after its savepoint was written is logged: in the same second
-# as that savepoint, and still standing (standing_failures).
+# An errors-log line: the UTC stamp log_failure writes, where the failure stands in the index's
+# order (`_placed`: after which savepoint written, by its hash; lines of older versions have
+# none), then the event and the reason.
+_LOGGED_LINE = re.compile(
+    r"(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z) "
+    r"(?:\[(?:after savepoint [-\w]+, sha256:(?P<after>[0-9a-f]{12})|(?P<first>before any savepoint))\] )?(?P<text>.+)"
+)
+_SNAPSHOT_HASH = re.compile(r"[0-9a-f]{64}")
+# How a worker that could not start after its savepoint was written is logged: still standing
+# (standing_failures; a line of an older version, stamped in that savepoint's second, is told by it).
 WORKER_NOT_STARTED = "the background worker could not start: what this event saved is kept"
 # Where log_failure kept a line logs/ refused (`status` and `doctor` read it there).
 KEPT_IN_STATE = "precompact's state directory (logs/ could not take it)"
@@ -285,8 +291,9 @@ def on_request(
     return written, layers.flush(loaded)
 
 
-def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str:
-    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes."""
+def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str | None:
+    """Gemini's PreCompress: a savepoint as PreCompact makes, when a compression comes (its note,
+    "" for Gemini); None when none comes (most rounds: PreCompress fires before each)."""
     trigger = _trigger(payload)
     transcript = _text(payload, "transcript_path")
     if trigger != "manual":
@@ -294,7 +301,7 @@ def pre_compress(loaded: configuration.Config, payload: dict, agent: str) -> str
 
         cwd = _text(payload, "cwd") or str(loaded.root)
         if not transcript or not gemini_compression.compression_coming(transcript, cwd, Path.home()):
-            return ""
+            return None
     return pre_compact(loaded, payload, agent)
 
 
@@ -736,7 +743,8 @@ def session_start_brief(
     if not found.verified:
         return restore_brief.unvouched(found)
     if first_part:
-        return restore_brief.compact_brief(found, loaded.brief_budget, session_id=session_id, mcp_tools=mcp_tools)
+        budget = restore_brief.parts_budget(loaded.brief_budget)
+        return restore_brief.compact_brief(found, budget, session_id=session_id, mcp_tools=mcp_tools)
     return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
 
@@ -879,7 +887,10 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | N
     from precompact.config import approval as config_trust
     from precompact.transcript.redact import Redactor
 
-    said = f"{savepoint_log.utc_timestamp()} {event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
+    error = sys.exc_info()[1]  # the error being handled (before _placed reads the index)
+    # A notice never stands: it needs no place among the savepoints.
+    placed = "" if notice else _placed(root / "logs")
+    said = f"{savepoint_log.utc_timestamp()} {placed}{event}{NOTICE_MARK if notice else ''}: {_one_line(reason)}"
     line = said
     try:
         if config_trust.approval(root / configuration.CONFIG_NAME) is None:
@@ -888,7 +899,6 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | N
         # A PrecompactError's line says what to fix; anything else keeps its traceback, elsewhere.
         # Both logs are read in a terminal (`tail`, `cat`): what a terminal would act on in a
         # part its composer left bare (a path, the event's name) is shown, as `echo` shows it.
-        error = sys.exc_info()[1]
         if error is not None and not isinstance(error, PrecompactError):
             fd = logs_dir.open_file(logs, DEBUG_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             with os.fdopen(fd, "a") as f:
@@ -903,6 +913,23 @@ def log_failure(root: Path, event, reason: str, notice: bool = False) -> str | N
         # logs/ refused it (read-only, full, not ours): kept in the state directory instead.
         return KEPT_IN_STATE if _keep_unlogged(root, said, e) else None
     return f"logs/{ERRORS_LOG}"
+
+
+def _placed(logs: Path) -> str:
+    """Where a failure logged now stands among the savepoints, in the index's order (what was
+    written after what; no clock, which may be set back, or tell two writes of one second
+    apart): after the newest one written, named by its hash; "" when the index cannot be read
+    or states no hash (the line is then placed by its stamp, as an older version's)."""
+    try:
+        written = savepoint_log.savepoints(logs)
+    except (OSError, PrecompactError):
+        return ""
+    if not written:
+        return "[before any savepoint] "
+    newest = written[-1]
+    if not _SNAPSHOT_HASH.fullmatch(newest.snapshot_hash):
+        return ""
+    return f"[after savepoint {newest.sequence}, sha256:{newest.snapshot_hash[:12]}] "
 
 
 def _unlogged_path(root: Path) -> Path:
@@ -982,50 +1009,94 @@ class StandingFailures(Record, frozen=True):
 
 def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
     """The failures logged (in logs/ERRORS_LOG, or the state directory's file when logs/ could
-    not take them) since this instance's newest savepoint was written; None when there are none.
-    Of the lines of that savepoint's second, only the worker that could not start after it counts."""
+    not take them) since this instance's newest savepoint was written, in the index's order
+    (`_placed`); None when there are none."""
     from precompact.boundary import logs_dir
 
-    lines: list[tuple[str, str]] = []
+    logged: list[_Logged] = []
     kept_in: list[str] = []
+    unreadable: _Logged | None = None
     try:
         fd = logs_dir.open_file(loaded.logs, ERRORS_LOG, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             f.seek(max(0, size - ERRORS_TAIL_BYTES))
             tail = f.read(ERRORS_TAIL_BYTES)
-        lines += _stamped(tail.decode("utf-8", "replace"))
+        logged += _logged(tail.decode("utf-8", "replace"))
         kept_in.append(f"logs/{ERRORS_LOG}")
     except FileNotFoundError:
         pass
     except OSError as e:  # a link in its place, say: that it cannot be read is the failure said
-        lines.append(
-            (
-                savepoint_log.utc_timestamp(),
-                f"logs/{ERRORS_LOG} cannot be read: {quoting.os_error(e)}",
-            )
-        )
+        now, said = savepoint_log.utc_timestamp(), f"logs/{ERRORS_LOG} cannot be read: {quoting.os_error(e)}"
+        unreadable = _Logged(now, None, False, said, f"{now} {said}")
     unlogged = _unlogged_path(loaded.root)
-    found = _stamped("\n".join(_unlogged_lines(unlogged)))
-    if found:
-        lines += found
+    unlogged_lines = _logged("\n".join(_unlogged_lines(unlogged)))
+    if unlogged_lines:
         kept_in.append(quoting.path(unlogged))
-    saved = savepoint_log.savepoints(loaded.logs, loaded.instance)
-    since = saved[-1].timestamp if saved and saved[-1].timestamp else ""
-    # Stamps are whole seconds: a failure of the savepoint's own second is one that savepoint put
-    # behind it, unless it is the worker that could not start after it.
-    standing = sorted(
-        (stamp, text)
-        for stamp, text in lines
-        if (stamp > since or (stamp == since and f": {WORKER_NOT_STARTED}" in text)) and not _NOTICE_LINE.match(text)
-    )
+    written = savepoint_log.savepoints(loaded.logs)  # every instance's, in the order written
+    place = {s.snapshot_hash[:12]: i for i, s in enumerate(written)}
+    mine = [i for i, s in enumerate(written) if s.instance == loaded.instance]
+    newest = mine[-1] if mine else -1
+    since = (written[newest].timestamp or "") if mine else ""
+
+    def where(entry: _Logged) -> int | None:
+        """The index position of the savepoint `entry` was logged after (-1: before any); None
+        for a line placed by its stamp: an older version's, or of a savepoint this index lacks
+        (a logs/ restored or copied)."""
+        return -1 if entry.first else place.get(entry.after) if entry.after else None
+
+    def stands(entry: _Logged) -> bool:
+        if _NOTICE_LINE.match(entry.text):
+            return False
+        after = where(entry)
+        if after is not None:
+            return after >= newest
+        # By its stamp, of whole seconds: a failure of the savepoint's own second is one that
+        # savepoint put behind it, unless it is the worker that could not start after it.
+        return entry.stamp > since or (entry.stamp == since and f": {WORKER_NOT_STARTED}" in entry.text)
+
+    def order(entry: _Logged) -> int:
+        after = where(entry)
+        return newest if after is None else after
+
+    # The newest last: by where each stands among the savepoints, then in the order written (the
+    # state directory's before logs/'s: logs/ took writes again after refusing them).
+    standing = sorted((entry for entry in unlogged_lines + logged if stands(entry)), key=order)
+    if unreadable is not None:
+        standing.append(unreadable)
     if not standing:
         return None
-    return StandingFailures(count=len(standing), newest=f"{standing[-1][0]} {standing[-1][1]}", kept_in=tuple(kept_in))
+    return StandingFailures(count=len(standing), newest=standing[-1].line, kept_in=tuple(kept_in))
 
 
-def _stamped(text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for line in text.splitlines() if (m := _LOGGED_LINE.fullmatch(line))]
+def standing_failure_context(loaded: configuration.Config, brief: str | None) -> tuple[str, str] | None:
+    """While a failure stands, a session start's context (restore/brief's fixed line, counted in
+    `[hooks] brief_budget`, then `brief`) and that line for the user; None when none stands."""
+    from precompact.restore import brief as restore_brief
+
+    if standing_failures(loaded) is None:
+        return None
+    return restore_brief.after_failure_line(brief), restore_brief.FAILURE_STANDS
+
+
+class _Logged(Record, frozen=True):
+    """An errors-log line read back: its stamp, where it stands (`_placed`: the 12 hex digits of
+    the savepoint's hash it was logged after, `first` before any; neither for an older
+    version's line), its event and reason, and the line whole (outside text, as `text`)."""
+
+    stamp: str
+    after: str | None
+    first: bool
+    text: str
+    line: str
+
+
+def _logged(text: str) -> list[_Logged]:
+    return [
+        _Logged(m["stamp"], m["after"], m["first"] is not None, m["text"], line)
+        for line in text.splitlines()
+        if (m := _LOGGED_LINE.fullmatch(line))
+    ]
 
 
 def _one_line(text: str) -> str:

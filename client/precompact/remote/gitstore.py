@@ -137,10 +137,13 @@ class GitStoreError(PrecompactError):
     those words as they were said, for a field whose printers quote it whole (an index line's
     reason, `RemoteBranch.reason`): outside text is quoted once, where it is shown."""
 
-    def __init__(self, message: str, reason: str | None = None):
+    def __init__(self, message: str, reason: str | None = None, bare: str | None = None):
+        """`bare`: `message` with the outside names it quotes (a remote's, a repository's path)
+        as they are, for `unquoted`: quoted there, they would be quoted twice where it is shown."""
+        plain = message if bare is None else bare
         super().__init__(
             message if reason is None else f"{message}: {quoting.inline(reason)}",
-            unquoted=message if reason is None else f"{message}: {reason}",
+            unquoted=plain if reason is None else f"{plain}: {reason}",
         )
 
 
@@ -969,7 +972,9 @@ def push(repo: git.Repo, target: Target, hidden: Callable[[], str | None] = lamb
                 raise GitStoreError(refused)
             _merge_on_top(repo, target, commit, theirs)
     raise GitStoreError(
-        f"push to {quoting.path(target.remote)} failed", reason=refusal(done.stdout + done.stderr, done.returncode)
+        f"push to {quoting.path(target.remote)} failed",
+        reason=refusal(done.stdout + done.stderr, done.returncode),
+        bare=f"push to {target.remote} failed",
     )
 
 
@@ -1017,6 +1022,7 @@ def remote_refs(repo: git.Repo, target: Target, *patterns: str) -> dict[str, str
         raise GitStoreError(
             f"reading {target.branch} on {quoting.path(target.remote)} failed",
             reason=refusal(listed.stderr, listed.returncode),
+            bare=f"reading {target.branch} on {target.remote} failed",
         )
     found = {}
     for line in str(listed.stdout).splitlines():
@@ -1056,10 +1062,14 @@ def fetch(repo: git.Repo, target: Target, exact: bool = False) -> str:
         raise GitStoreError(
             f"fetching {target.branch} from {quoting.path(target.remote)} failed",
             reason=refusal(done.stderr, done.returncode),
+            bare=f"fetching {target.branch} from {target.remote} failed",
         )
     tip = _resolve(repo, fetched)
     if tip is None:
-        raise GitStoreError(f"fetching {target.branch} from {quoting.path(target.remote)} gave no commit")
+        raise GitStoreError(
+            f"fetching {target.branch} from {quoting.path(target.remote)} gave no commit",
+            bare=f"fetching {target.branch} from {target.remote} gave no commit",
+        )
     _set_tracking_ref(repo, target, tip)
     return ref.removeprefix("refs/heads/")
 
@@ -1126,6 +1136,7 @@ def fetch_savepoint_branches(repo: git.Repo, target: Target) -> dict[str, str]:
         raise GitStoreError(
             f"fetching the savepoint branches from {quoting.path(target.remote)} failed",
             reason=refusal(done.stderr, done.returncode),
+            bare=f"fetching the savepoint branches from {target.remote} failed",
         )
     fetched = {}
     for branch in wanted:
@@ -1170,15 +1181,18 @@ def remote_url(target: Target) -> str:
         url = git_env.remote_url(target.repository, target.remote)
     except processes.TimeoutExpired as e:
         raise GitStoreError(
-            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: git gave no answer within {e.timeout:g} s"
+            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: git gave no answer within {e.timeout:g} s",
+            bare=f"cannot read remote {target.remote}'s URL in {target.repository}: git gave no answer within {e.timeout:g} s",
         ) from None
     except OSError as e:
         raise GitStoreError(
-            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: {quoting.os_error(e)}"
+            f"cannot read remote {quoting.path(target.remote)}'s URL in {quoting.path(target.repository)}: {quoting.os_error(e)}",
+            bare=f"cannot read remote {target.remote}'s URL in {target.repository}: {quoting.os_error(e)}",
         ) from None
     if url is None:
         raise GitStoreError(
-            f"remote {quoting.path(target.remote)} does not exist in {quoting.path(target.repository)}; add it or set git.remote"
+            f"remote {quoting.path(target.remote)} does not exist in {quoting.path(target.repository)}; add it or set git.remote",
+            bare=f"remote {target.remote} does not exist in {target.repository}; add it or set git.remote",
         )
     return url
 

@@ -242,6 +242,24 @@ ADDENDUM_GIST = ("request",)
 # The age in the proof line ("saved 3 minutes ago") may grow by a few characters between the
 # part the worker measured and the one the session is given.
 AGE_SLACK = 16
+# The line a session start gives before the brief while a failure stands (ops/compaction.
+# standing_failures), in fixed words: the errors log's lines are outside text.
+FAILURE_STANDS = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix."
+
+
+def after_failure_line(brief: str | None) -> str:
+    """A session start's context while a failure stands: FAILURE_STANDS, then `brief` after a
+    blank line."""
+    return FAILURE_STANDS if brief is None else f"{FAILURE_STANDS}\n\n{brief}"
+
+
+def parts_budget(brief_budget: int) -> int:
+    """What the two parts of a compacted session's brief share of `[hooks] brief_budget`: all of
+    it less what its SessionStart gives before the first part while a failure stands, so that
+    the model is never given more than the budget says."""
+    return brief_budget - len(after_failure_line(""))
+
+
 COMPACT_TODOS_SHARE = 4  # the todo list takes at most this fraction of the budget
 # When each agent's session is given the second part (docs/agents.md): Gemini only with a prompt
 # (BeforeAgent), OpenCode after this part in the same text part once the worker computed it.
