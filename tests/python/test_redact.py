@@ -914,6 +914,30 @@ def test_a_list_whose_words_make_no_secret_is_kept_as_it_is(text):
     assert redactor.counts == {}
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("GET /login?user=bob&password=Zq8vLw3NxT5rKp2M%21 HTTP/1.1", ["GET /login?user=bob&", " HTTP/1.1"]),
+        ("curl --data-urlencode 'password=Zq8vLw3NxT5rKp2M%26x' https://x", ["curl --data-urlencode '", "' https://x"]),
+        ("GET /login?password=Zq8vLw3NxT5rKp2M&next=%2Fhome HTTP/1.1", ["GET /login?", "&next=%2Fhome HTTP/1.1"]),
+        ('curl -d "user_password=Zq8vLw3NxT5rKp2M&user=bob" https://x', ['curl -d "user_', '&user=bob" https://x']),
+    ],
+)
+def test_a_url_encoded_field_is_redacted_up_to_its_ampersand(text, kept):
+    """A URL query's or a form body's field (after `?`, `&` or a shell word's quote) holds
+    %-escapes, not code's operators, and ends at the next `&` (review15a F5)."""
+    redactor = Redactor()
+    out = redactor.redact(text)
+    assert "Zq8vLw3NxT5rKp2M" not in out
+    assert out == kept[0] + "[REDACTED:secret_assignment]" + kept[1]
+    assert redactor.counts == {"secret_assignment": 1}
+
+
+@pytest.mark.parametrize("code", ["token=offset%16 + 1", "x = token%16 if y", 'f"{base}?token={token}&x=1"'])
+def test_a_modulo_in_code_is_no_url_escape(code):
+    assert Redactor().redact(code) == code
+
+
 def test_the_words_of_a_command_are_redacted_where_each_secret_is():
     redactor = Redactor()
     argv = ["mysql", "-u", "root", f"-p{PASSWORD}", "--host", "db", "-e", "select 1"]

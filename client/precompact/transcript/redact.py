@@ -145,6 +145,11 @@ def _value(m: re.Match) -> tuple[str, str, bool]:
     return "bare", _trim_closers(m.group("bare")), False
 
 
+# What the name of a URL query's or a form's field follows: `?`, `&`, or the quote of a shell
+# word (`-d 'password=…'`); code never begins a name so.
+_FORM_FIELD = re.compile(r"[?&'\"][\w.-]{0,64}$")
+
+
 def _assigned(m: re.Match) -> int | None:
     """For a `name = value` match: where the secret value ends, or None if the value is code, a
     reference or a word. A quoted value runs to its closing quote (which stays), a bare one to
@@ -159,6 +164,11 @@ def _assigned(m: re.Match) -> int | None:
         and not text[m.end("sep")].isspace()
     )
     group, value, quoted = _value(m)
+    # A field of a URL's query or of a form's body (`?password=…&`, `-d 'password=…'`): its value
+    # ends at the next `&`, and its `%21` is an escape, not code's operator.
+    form = not quoted and _FORM_FIELD.search(text, max(0, m.start() - 65), m.start()) is not None
+    if form:
+        value = value.split("&", 1)[0]
     end = m.start(group) + len(value)
     if not value or _placeholder(value):
         return None
@@ -179,7 +189,7 @@ def _assigned(m: re.Match) -> int | None:
     # In code, a bare value is an expression unless it is a literal; one holding operators is a
     # literal only if nothing but a comment or the end of its statement follows it.
     if re.match(_CODE_VALUE, value) or (
-        any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
+        not form and any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
     ):
         return None
     return end
