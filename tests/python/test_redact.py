@@ -938,6 +938,16 @@ def test_a_modulo_in_code_is_no_url_escape(code):
     assert Redactor().redact(code) == code
 
 
+def test_a_printed_list_is_redacted_once_where_its_secret_is_written():
+    """A CalledProcessError's list is redacted in the word that held the secret, counted once,
+    every other character kept, a Windows path's escaped backslashes too (review15a F5)."""
+    argv = ["C:\\tools\\mysql.exe", "-u", "root", "--password", PASSWORD, "--host=db"]
+    message = str(subprocess.CalledProcessError(1, argv))
+    redactor = Redactor()
+    assert redactor.redact(message) == message.replace(PASSWORD, "[REDACTED:cli_password]")
+    assert redactor.counts == {"cli_password": 1}
+
+
 def test_the_words_of_a_command_are_redacted_where_each_secret_is():
     redactor = Redactor()
     argv = ["mysql", "-u", "root", f"-p{PASSWORD}", "--host", "db", "-e", "select 1"]

@@ -1647,10 +1647,11 @@ def _words(value: list) -> list[int]:
 
 # A list as Python and Node print one, or TOML writes one: `['mysql', '--password', '…']` (every
 # `subprocess.CalledProcessError`'s message), `[ 'sshpass', '-p', '…' ]`. Its first item is
-# single-quoted (a list of double-quoted strings is JSON's: `_json_strings`); a word holding a
-# quote or a backslash, which the printer escapes, ends the list.
+# single-quoted (a list of double-quoted strings is JSON's: `_json_strings`). A word is read as
+# it is written, escapes too (`'C:\\tools\\mysql.exe'`): a pattern reads a backslash as any other
+# character, and the word's secret is redacted where it is written.
 _QUOTED_LIST_START = re.compile(r"\[" + _ARRAY_SPACE + "'")
-_QUOTED_WORD = re.compile(r"'(?P<sq>[^'\\\n]*+)'|\"(?P<dq>[^\"\\\n]*+)\"")
+_QUOTED_WORD = re.compile(r"'(?P<sq>[^'\\\n]*+(?:\\.[^'\\\n]*+)*+)'|\"(?P<dq>[^\"\\\n]*+(?:\\.[^\"\\\n]*+)*+)\"")
 _QUOTED_LIST_END = re.compile(_ARRAY_SPACE + "(?:," + _ARRAY_SPACE + r")?\]")
 # A YAML block list's item (a Kubernetes container's `args:`, Compose's `command:`), after the
 # Read tool's line number when it shows a file; consecutive items at one indentation are a list.
