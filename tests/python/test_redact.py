@@ -4,6 +4,7 @@ import base64
 import gc
 import json
 import shlex
+import subprocess
 import time
 
 import orjson
@@ -846,7 +847,35 @@ ARGV_SHAPES = {
         )
     },
     "a JSON log line after a stray quote": lambda argv: {"text": 'log: 5" screen ' + json.dumps({"ran": argv})},
+    # review15a F5: lists printed by Python and Node or written in TOML, YAML block lists.
+    "a subprocess.CalledProcessError's message": lambda argv: {
+        "text": f"Traceback ...\nsubprocess.{subprocess.CalledProcessError(1, argv)}\n"
+    },
+    "a Python list as print(cmd) shows it": lambda argv: {"output": f"running {argv}\n"},
+    "a Node array as console.log shows it": lambda argv: {"output": "[ " + ", ".join(f"'{w}'" for w in argv) + " ]"},
+    "a TOML array over several lines": lambda argv: {
+        "content": "[tool]\nargs = [\n" + "".join(f"  '{w}',\n" for w in argv) + "]\n"
+    },
+    "a Kubernetes container's args as the Read tool shows them": lambda argv: {
+        "text": "".join(
+            f"{n:>6}\u2192{line}\n"
+            for n, line in enumerate(
+                ["containers:", "  - name: app", "    args:", *(f"      - {_yaml(w)}" for w in argv)], 1
+            )
+        )
+    },
+    "a Compose command list in JSON text": lambda argv: {
+        "arguments": json.dumps(
+            {"content": "services:\n  db:\n    command:\n" + "".join(f"    - {_yaml(w)}\n" for w in argv)}
+        )
+    },
 }
+
+
+def _yaml(word: str) -> str:
+    """`word` as a YAML list item: plain, or single-quoted where YAML would read it otherwise."""
+    plain = word[:1] not in "<>&*!|'\"%@`#{[" and ": " not in word and " #" not in word
+    return word if plain else "'" + word.replace("'", "''") + "'"
 
 
 @pytest.mark.parametrize("shape", ARGV_SHAPES)
@@ -865,6 +894,58 @@ def test_a_secret_given_as_a_word_of_its_own_is_redacted_in_the_word_that_holds_
     for word in argv:
         if not any(secret in word for secret in secrets):
             assert json.dumps(word)[1:-1] in out or json.dumps(json.dumps(word)[1:-1])[1:-1] in out, word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- see the docs\n- -p is the port\n- Zq8vLw3NxT5rKp2M\n",  # a Markdown list: words with spaces
+        "1. run it\n  - --verbose\n  - Zq8vLw3NxT5rKp2M\n",  # a flag that takes no secret
+        "['sshpass', '-p']\n['Zq8vLw3NxT5rKp2M', 'x']",  # two lists, not one
+        "- --password\n\n- Zq8vLw3NxT5rKp2M\n",  # items apart: no list
+        "  - --password\n    - Zq8vLw3NxT5rKp2M\n",  # another indentation: another list
+    ],
+)
+def test_a_list_whose_words_make_no_secret_is_kept_as_it_is(text):
+    """Lists that are no command line with a secret (a Markdown list, lists apart) are kept byte
+    for byte: only the words of one list are joined."""
+    redactor = Redactor()
+    assert redactor.redact(text) == text
+    assert redactor.counts == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("GET /login?user=bob&password=Zq8vLw3NxT5rKp2M%21 HTTP/1.1", ["GET /login?user=bob&", " HTTP/1.1"]),
+        ("curl --data-urlencode 'password=Zq8vLw3NxT5rKp2M%26x' https://x", ["curl --data-urlencode '", "' https://x"]),
+        ("GET /login?password=Zq8vLw3NxT5rKp2M&next=%2Fhome HTTP/1.1", ["GET /login?", "&next=%2Fhome HTTP/1.1"]),
+        ('curl -d "user_password=Zq8vLw3NxT5rKp2M&user=bob" https://x', ['curl -d "user_', '&user=bob" https://x']),
+    ],
+)
+def test_a_url_encoded_field_is_redacted_up_to_its_ampersand(text, kept):
+    """A URL query's or a form body's field (after `?`, `&` or a shell word's quote) holds
+    %-escapes, not code's operators, and ends at the next `&` (review15a F5)."""
+    redactor = Redactor()
+    out = redactor.redact(text)
+    assert "Zq8vLw3NxT5rKp2M" not in out
+    assert out == kept[0] + "[REDACTED:secret_assignment]" + kept[1]
+    assert redactor.counts == {"secret_assignment": 1}
+
+
+@pytest.mark.parametrize("code", ["token=offset%16 + 1", "x = token%16 if y", 'f"{base}?token={token}&x=1"'])
+def test_a_modulo_in_code_is_no_url_escape(code):
+    assert Redactor().redact(code) == code
+
+
+def test_a_printed_list_is_redacted_once_where_its_secret_is_written():
+    """A CalledProcessError's list is redacted in the word that held the secret, counted once,
+    every other character kept, a Windows path's escaped backslashes too (review15a F5)."""
+    argv = ["C:\\tools\\mysql.exe", "-u", "root", "--password", PASSWORD, "--host=db"]
+    message = str(subprocess.CalledProcessError(1, argv))
+    redactor = Redactor()
+    assert redactor.redact(message) == message.replace(PASSWORD, "[REDACTED:cli_password]")
+    assert redactor.counts == {"cli_password": 1}
 
 
 def test_the_words_of_a_command_are_redacted_where_each_secret_is():

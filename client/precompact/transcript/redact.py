@@ -145,6 +145,11 @@ def _value(m: re.Match) -> tuple[str, str, bool]:
     return "bare", _trim_closers(m.group("bare")), False
 
 
+# What the name of a URL query's or a form's field follows: `?`, `&`, or the quote of a shell
+# word (`-d 'password=…'`); code never begins a name so.
+_FORM_FIELD = re.compile(r"[?&'\"][\w.-]{0,64}$")
+
+
 def _assigned(m: re.Match) -> int | None:
     """For a `name = value` match: where the secret value ends, or None if the value is code, a
     reference or a word. A quoted value runs to its closing quote (which stays), a bare one to
@@ -159,6 +164,11 @@ def _assigned(m: re.Match) -> int | None:
         and not text[m.end("sep")].isspace()
     )
     group, value, quoted = _value(m)
+    # A field of a URL's query or of a form's body (`?password=…&`, `-d 'password=…'`): its value
+    # ends at the next `&`, and its `%21` is an escape, not code's operator.
+    form = not quoted and _FORM_FIELD.search(text, max(0, m.start() - 65), m.start()) is not None
+    if form:
+        value = value.split("&", 1)[0]
     end = m.start(group) + len(value)
     if not value or _placeholder(value):
         return None
@@ -179,7 +189,7 @@ def _assigned(m: re.Match) -> int | None:
     # In code, a bare value is an expression unless it is a literal; one holding operators is a
     # literal only if nothing but a comment or the end of its statement follows it.
     if re.match(_CODE_VALUE, value) or (
-        any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
+        not form and any(c in _SPECIAL for c in value) and not re.compile(_STATEMENT_END).match(text, end)
     ):
         return None
     return end
@@ -1157,7 +1167,33 @@ class Redactor:
             for n, word in zip(array, words):
                 after[k][n] = word
         rewritten = [_rewritten(text, strings, now) for text, strings, now in zip(texts, found, after)]
-        return self._texts([self._document(text) for text in rewritten], patterns)
+        return self._texts(self._lists_redacted([self._document(text) for text in rewritten], patterns), patterns)
+
+    def _lists_redacted(self, texts: list[str], patterns: list[_Pattern]) -> list[str]:
+        """Each of `texts` with the words of each list it shows that is not JSON (`_listed_words`:
+        a Python, Node or TOML list, a YAML block list) redacted as the command line they make
+        (`_argvs`), in the word that held each secret. A word is written as it was, so only the
+        secret's characters change."""
+        if not _may_list("\0".join(texts)):
+            return texts
+        found = [(k, words) for k, text in enumerate(texts) for words in _listed_words(text)]
+        if not found:
+            return texts
+        commands = self._argvs([[texts[k][a:b] for a, b in words] for k, words in found], patterns)
+        edits: dict[int, list[tuple[int, int, str]]] = {}
+        for (k, words), redacted in zip(found, commands):
+            edits.setdefault(k, []).extend(
+                (a, b, word) for (a, b), word in zip(words, redacted) if word != texts[k][a:b]
+            )
+        out = list(texts)
+        for k, replaced in edits.items():
+            pieces, done = [], 0
+            for a, b, word in sorted(replaced):
+                if a >= done:  # a YAML item holding a whole list: its words are read once
+                    pieces += [out[k][done:a], word]
+                    done = b
+            out[k] = "".join(pieces) + out[k][done:]
+        return out
 
     def _argvs(self, commands: list[list[str]], patterns: list[_Pattern]) -> list[list[str]]:
         """Each of `commands` (a Codex `command` array, an MCP tool's `args`: lists of words)
@@ -1405,6 +1441,7 @@ def _strings(value) -> tuple[list[str], bool, dict[int, _Strings]]:
             strings = read[id(item)] = _json_strings(item)
             pending.extend(decoded for n, decoded in enumerate(strings.decoded) if strings.escaped(n))
             out.extend(_command_line([strings.decoded[n] for n in array])[0] for array in strings.arrays)
+            out.extend(_command_line([item[a:b] for a, b in words])[0] for words in _listed_words(item))
         elif isinstance(item, list):
             pending.extend(item)
             places = _words(item)
@@ -1606,6 +1643,72 @@ def _words(value: list) -> list[int]:
     (an MCP server's `args` may hold a port's number, a null: the strings are still the words)."""
     places = [n for n, word in enumerate(value) if isinstance(word, str)]
     return places if len(places) >= 2 else []
+
+
+# A list as Python and Node print one, or TOML writes one: `['mysql', '--password', '…']` (every
+# `subprocess.CalledProcessError`'s message), `[ 'sshpass', '-p', '…' ]`. Its first item is
+# single-quoted (a list of double-quoted strings is JSON's: `_json_strings`). A word is read as
+# it is written, escapes too (`'C:\\tools\\mysql.exe'`): a pattern reads a backslash as any other
+# character, and the word's secret is redacted where it is written.
+_QUOTED_LIST_START = re.compile(r"\[" + _ARRAY_SPACE + "'")
+_QUOTED_WORD = re.compile(r"'(?P<sq>[^'\\\n]*+(?:\\.[^'\\\n]*+)*+)'|\"(?P<dq>[^\"\\\n]*+(?:\\.[^\"\\\n]*+)*+)\"")
+_QUOTED_LIST_END = re.compile(_ARRAY_SPACE + "(?:," + _ARRAY_SPACE + r")?\]")
+# A YAML block list's item (a Kubernetes container's `args:`, Compose's `command:`), after the
+# Read tool's line number when it shows a file; consecutive items at one indentation are a list.
+_YAML_ITEM = re.compile(r"^(?:[ \t]*\d{1,6}\u2192)?(?P<indent>[ \t]*)- (?P<item>[^\n]*)", re.MULTILINE)
+
+
+def _may_list(text: str) -> bool:
+    """Whether `text` may show a list `_listed_words` reads: a flag's dash after a quote (a quoted
+    list's, a quoted YAML item's) or after a YAML item's dash."""
+    return "'-" in text or '"-' in text or "- -" in text
+
+
+def _listed_words(text: str) -> list[list[tuple[int, int]]]:
+    """Where the words of each list `text` shows that is not JSON are (each word's span): a
+    quoted list (`_QUOTED_LIST_START`) or a YAML block list, of two words or more, one of which,
+    before the last, is a flag (`-p`, `--password`): a command line's secret follows a flag or
+    is caught in its word alone, and a Markdown list is no command. Linear: each list is read
+    once, and an opening inside a list already read is not read again."""
+    lists: list[list[tuple[int, int]]] = []
+    if not _may_list(text):
+        return lists
+    if "'-" in text or '"-' in text:
+        scanned = 0
+        for opening in _QUOTED_LIST_START.finditer(text):
+            at = opening.end() - 1
+            if at < scanned:
+                continue
+            words = []
+            while (word := _QUOTED_WORD.match(text, at)) is not None:
+                words.append(word.span("sq" if word.group("sq") is not None else "dq"))
+                comma = _ARRAY_COMMA.match(text, word.end())
+                at = word.end() if comma is None else comma.end()
+                if comma is None:
+                    break
+            scanned = at
+            if _QUOTED_LIST_END.match(text, at):
+                lists.append(words)
+    if "- " in text:
+        run: list[tuple[int, int]] = []
+        indent, run_end = None, -1
+        for item in _YAML_ITEM.finditer(text):
+            if item.start() != run_end + 1 or item.group("indent") != indent:
+                lists.append(run)
+                run, indent = [], item.group("indent")
+            run_end = item.end()
+            run.append(_yaml_word(item))
+        lists.append(run)
+    return [words for words in lists if len(words) >= 2 and any(text.startswith("-", a) for a, _ in words[:-1])]
+
+
+def _yaml_word(item: re.Match) -> tuple[int, int]:
+    """Where a YAML list item's word is: inside its quotes, or a plain one up to a comment."""
+    start, value = item.start("item"), item.group("item")
+    if value[:1] in ("'", '"') and (closing := value.find(value[0], 1)) != -1:
+        return start + 1, start + closing
+    comment = min((at for at in (value.find(" #"), value.find("\t#")) if at != -1), default=len(value))
+    return start, start + len(value[:comment].rstrip(" \t\r"))
 
 
 def _command_line(words: list[str]) -> tuple[str, list[tuple[int, int]]]:
