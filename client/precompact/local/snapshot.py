@@ -689,27 +689,8 @@ class UnreadSessionFile(Record, frozen=True):
 def _unread_now(path: str, end: int | None) -> UnreadSessionFile:
     """The session file at `path` now, up to `end` (None: its size now); _TranscriptChanged when it
     is gone, no file a reader may open, or shorter than `end`."""
-    shown = quoting.inline(path)
-    try:
-        with session_file.open_read(path) as f:
-            found = os.fstat(f.fileno())
-            end = found.st_size if end is None else end
-            if found.st_size < end:
-                raise _TranscriptChanged(
-                    f"its session file {shown} was cut since the hook ({found.st_size} of {end} bytes)"
-                )
-            start = max(end - TRANSCRIPT_TAIL_BYTES, 0)
-            f.seek(start)
-            tail = f.read(end - start)
-    except FileNotFoundError:
-        raise _TranscriptChanged(f"its session file {shown} is gone") from None
-    except session_file.NotASessionFile as e:
-        raise _TranscriptChanged(f"its session file {shown} {e.strerror}") from None
-    except OSError as e:
-        raise _TranscriptChanged(f"its session file {shown} cannot be read ({quoting.os_error(e)})") from None
-    if len(tail) != end - start:
-        raise _TranscriptChanged(f"its session file {shown} was cut while it was read")
-    return UnreadSessionFile(found.st_dev, found.st_ino, end, hashlib.sha256(tail).hexdigest())
+    device, inode, end, tail = _tail_now(path, end, "session file")
+    return UnreadSessionFile(device, inode, end, tail)
 
 
 def _unread_changed(entry: QueueEntry) -> str | None:
@@ -761,26 +742,33 @@ class _TranscriptChanged(PrecompactError):
 def _seen_now(path: str, end: int) -> TranscriptSeen:
     """The file at `path` and the hash of its TRANSCRIPT_TAIL_BYTES before `end`; _TranscriptChanged
     when it is gone, no file a reader may open, or shorter than `end`."""
-    shown = quoting.inline(path)
+    device, inode, _, tail = _tail_now(path, end, "transcript")
+    return TranscriptSeen(device, inode, tail)
+
+
+def _tail_now(path: str, end: int | None, called: str) -> tuple[int, int, int, str]:
+    """The file at `path` now (its device and inode), `end` (None: its size now) and the SHA-256 of
+    its TRANSCRIPT_TAIL_BYTES before `end`; _TranscriptChanged, naming it as its `called`, when it
+    is gone, no file a reader may open, or shorter than `end`."""
+    shown = f"its {called} {quoting.inline(path)}"
     try:
         with session_file.open_read(path) as f:
             found = os.fstat(f.fileno())
+            end = found.st_size if end is None else end
             if found.st_size < end:
-                raise _TranscriptChanged(
-                    f"its transcript {shown} was cut since the hook ({found.st_size} of {end} bytes)"
-                )
+                raise _TranscriptChanged(f"{shown} was cut since the hook ({found.st_size} of {end} bytes)")
             start = max(end - TRANSCRIPT_TAIL_BYTES, 0)
             f.seek(start)
             tail = f.read(end - start)
     except FileNotFoundError:
-        raise _TranscriptChanged(f"its transcript {shown} is gone") from None
+        raise _TranscriptChanged(f"{shown} is gone") from None
     except session_file.NotASessionFile as e:
-        raise _TranscriptChanged(f"its transcript {shown} {e.strerror}") from None
+        raise _TranscriptChanged(f"{shown} {e.strerror}") from None
     except OSError as e:
-        raise _TranscriptChanged(f"its transcript {shown} cannot be read ({quoting.os_error(e)})") from None
+        raise _TranscriptChanged(f"{shown} cannot be read ({quoting.os_error(e)})") from None
     if len(tail) != end - start:
-        raise _TranscriptChanged(f"its transcript {shown} was cut while it was read")
-    return TranscriptSeen(found.st_dev, found.st_ino, hashlib.sha256(tail).hexdigest())
+        raise _TranscriptChanged(f"{shown} was cut while it was read")
+    return found.st_dev, found.st_ino, end, hashlib.sha256(tail).hexdigest()
 
 
 def _transcript_changed(logs: Path, entry: QueueEntry) -> str | None:
