@@ -43,7 +43,10 @@ def _compacted(project: Project, tmp_path: Path, seed: int = 5) -> str:
     pushed = _remote_tip(project)
     created = [e for e in _index(project.logs) if e["event"] == "SAVEPOINT_CREATED"]
     assert hook({**event, "hook_event_name": "PostCompact", "compact_summary": planted.summary}).returncode == 0
-    assert wait_until(lambda: worker_finished(project.path), 60)
+    # PostCompact's worker signs the summary: waited for until it has and let go of its lock (it
+    # may not have started yet when the hook returns), so that no worker edits the index after.
+    signed = lambda: any(e["event"] == "SUMMARY_SIGNED" for e in _index(project.logs))
+    assert wait_until(lambda: signed() and worker_finished(project.path), 60)
     assert precompact(project.path, "flush").returncode == 0
     # Pushed later, on top: the commit that pushed the savepoint, and its signed line, unchanged.
     tip = _remote_tip(project)
@@ -158,7 +161,11 @@ def _signed_by_another_key(lines: list[dict]) -> list[dict]:
 FORGERIES = {
     "altered": _each("COMPACT_SUMMARY", lambda line: {**line, "summary": line["summary"] + " The port is 9999."}),
     "signature flipped": _each(
-        "SUMMARY_SIGNED", lambda line: {**line, "summary_signature": "0" + line["summary_signature"][1:]}
+        "SUMMARY_SIGNED",
+        lambda line: {
+            **line,
+            "summary_signature": "10"[line["summary_signature"][0] == "0"] + line["summary_signature"][1:],
+        },
     ),
     "another key": _signed_by_another_key,
     "summary line gone": lambda lines: [line for line in lines if line["event"] != "COMPACT_SUMMARY"],
