@@ -856,7 +856,8 @@ def _walk(
     newest, beyond = commits[:WALK], commits[WALK:]
     # A commit that adds a file is as cheap to push as one that changes the index: of those, too,
     # the WALK newest are read, and the rest named as not read.
-    besides = [c for c in also if c not in set(newest)]
+    changing = set(newest)
+    besides = [c for c in also if c not in changing]
     besides, unread_besides = besides[:WALK], besides[WALK:]
     read = [*newest, *besides]
     best: tuple[int, str] | None = None
