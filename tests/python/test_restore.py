@@ -1184,3 +1184,104 @@ def test_a_rollback_no_copy_within_the_walk_outruns_is_not_called_whole_and_name
     assert restored.exit_code == 1, restored.output
     document = json.loads(restored.output[restored.output.index("{") :])  # after the progress line
     assert document["complete"] is False and [s["sequence"] for s in document["restored"]] == [1], restored.output
+
+
+def _relabelled(project: Project, tmp_path: Path, sequences: tuple[int, ...], unsigned: bool, remove: bool) -> None:
+    """review15a F8: one commit on top (anyone who can push) whose index puts your lines of
+    `sequences` under another instance's name, "someone-else" (with `unsigned`, their signature
+    lines dropped: another instance's lines need no signature of yours); with `remove`, those
+    lines leave yours and their snapshot files go; without, the relabelled copies are added."""
+    kept, gone = [], {}
+    for raw in (project.logs / "precompact-savepoint.jsonl").read_bytes().splitlines(keepends=True):
+        event = json.loads(raw)
+        if event.get("sequence") not in sequences:
+            kept.append(raw)
+            continue
+        if remove and event.get("snapshot_file"):
+            gone[event["snapshot_file"]] = None
+        if not remove:
+            kept.append(raw)
+        if unsigned and event["event"] != "SAVEPOINT_CREATED":
+            continue
+        event["instance"] = "someone-else"
+        kept.append((json.dumps(event, separators=(",", ":")) + "\n").encode())
+    _rewrite_remote(project, tmp_path, {INDEX_COPY: b"".join(kept), **gone})
+
+
+@pytest.mark.parametrize("unsigned", [False, True], ids=["signatures-left", "unsigned"])
+def test_a_rollback_disguised_as_another_instances_lines_is_failed_and_walked_back(project, tmp_path, unsigned):
+    """review15a F8: your lines 2 and 3 put under another instance's name at the tip, their
+    snapshots removed. A snapshot file counts as named only by a line a root of yours vouches
+    for, so the history is walked: a new machine's `status --remote` fails the tip naming the
+    rollback and the commit `restore` reads from (exit 1), and `restore` brings back 1..3 saying
+    what the tip dropped (exit 1, not complete), as for the lines simply deleted."""
+    pushed = _remote_tip(project)
+    _relabelled(project, tmp_path, (2, 3), unsigned=unsigned, remove=True)
+    clone, env = _second_machine(project, tmp_path)
+    listed = precompact(clone, "status", "--remote", env=env)
+    assert listed.returncode == 1 and "✓" not in listed.stdout, listed.stdout
+    assert "savepoints 2..3 were dropped by a later commit" in listed.stdout, listed.stdout
+    assert f"`precompact restore` walks back for them, restoring from commit {pushed[:12]}" in listed.stdout
+    restored = precompact(clone, "restore", "--json", env=env)
+    document = json.loads(restored.stdout)
+    assert restored.returncode == 1 and document["complete"] is False, restored.stdout + restored.stderr
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert document["commit"] == pushed and "savepoints 2..3 were dropped" in document["foreign"], document
+
+
+def test_another_instances_lines_no_key_of_yours_signed_fail_your_own_branch(project, tmp_path):
+    """review15a F8: a copy of your line 1 under another instance's name, unsigned, added to the
+    tip's index (nothing of yours dropped). A logs/ holds another instance's lines only where
+    this project saved under it, under your key: the machine that pushed fails the tip (`verify`,
+    `flush`: exit 1), and so does a new machine's `status --remote`; its `restore` names the line
+    and is not complete (exit 1), restoring your 1..3."""
+    _relabelled(project, tmp_path, (1,), unsigned=True, remove=False)
+    said = "its index holds 1 line(s) of another instance that no key of this project signed (someone-else #1 first)"
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 1 and said in verify.stdout and "✓" not in verify.stdout, verify.stdout
+    clone, env = _second_machine(project, tmp_path)
+    listed = precompact(clone, "status", "--remote", env=env)
+    assert listed.returncode == 1 and said in listed.stdout and "✓" not in listed.stdout, listed.stdout
+    restored = precompact(clone, "restore", "--json", env=env)
+    document = json.loads(restored.stdout)
+    assert restored.returncode == 1 and document["complete"] is False, restored.stdout + restored.stderr
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert said in document["foreign"], document
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1 and said in flushed.stdout, flushed.stdout
+
+
+def test_the_walk_reads_each_distinct_index_copy_once_and_names_the_adding_commits_it_did_not_read(
+    tmp_path, monkeypatch
+):
+    """review15a F1: commits that each add a snapshot file are as cheap to push as those that
+    change the index copy. Of them too the walk reads the WALK newest, and each distinct index
+    copy once (here one copy under every commit): the tip is not called whole, and the newest
+    commit not read is named for `precompact restore --at`."""
+    from precompact.remote import gitstore
+    from precompact.verifier import team
+
+    remote = tmp_path / "r.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    index = b'{"event":"SAVEPOINT_CREATED","instance":"x","sequence":1}\n' * 1000
+    stream = [b"blob\nmark :1\ndata %d\n" % len(index), index, b"\nblob\nmark :2\ndata 0\n\n"]
+    stream.append(b"commit refs/heads/b\ncommitter a <a@b> 1 +0000\ndata 1\nx\nM 100644 :1 " + INDEX_COPY.encode())
+    for n in range(8):
+        stream.append(
+            b"\n\ncommit refs/heads/b\ncommitter a <a@b> %d +0000\ndata 1\nx\nM 100644 :2 logs/precompact-saves/junk-%d.json"
+            % (n + 2, n)
+        )
+    subprocess.run(["git", "-C", str(remote), "fast-import", "--quiet"], input=b"".join(stream) + b"\n", check=True)
+    repo = gitstore.git.Repo(str(remote))
+    commits = run_git(remote, "rev-list", "refs/heads/b").split()  # newest first
+    read: list[tuple[str, str]] = []
+    files_at = gitstore.files_at
+    monkeypatch.setattr(
+        gitstore, "files_at", lambda repo, wanted, keys: read.extend(wanted) or files_at(repo, wanted, keys)
+    )
+    monkeypatch.setattr(team, "WALK", 3)
+    target = gitstore.Target(repository=remote, remote="origin", branch="b", keys=gitstore.CLEAR)
+    found = team.rollback(repo, target, commits[0], "x", {}, [])
+    assert found is not None and found[0] is None, found
+    assert found[2] == f"older commits were not read: `precompact restore --at {commits[3][:12]}` reads on from there"
+    assert read == [(commits[-1], INDEX_COPY)], read  # the commit that wrote it, once

@@ -1815,8 +1815,9 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
 def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
     """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
     added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
-    adding one (newest first: a snapshot beyond them is read at the tip, as one added by none),
-    whichever parent of a merge it is behind (`_ADDS_ANYWHERE`)."""
+    adding one (a snapshot beyond them is read at the tip, as one added by none), whichever
+    parent of a merge it is behind (`_ADDS_ANYWHERE`); in the log's order of those commits,
+    newest first (what reads only the newest of them takes from the front)."""
     listing = repo.git.log(
         *_ADDS_ANYWHERE,
         "--diff-filter=A",
@@ -1828,15 +1829,18 @@ def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
         "--",
         SAVES_PREFIX,
     )
-    added: dict[str, str] = {}
+    listed: list[tuple[str, str]] = []
     commit = None
     for field in listing.split("\0"):
         field = field.strip("\n")
         if _OBJECT_ID.fullmatch(field):
             commit = field
         elif field and commit is not None:
-            added[field.removesuffix(remote_crypto.SUFFIX)] = commit  # newest first: the oldest stays
-    return added
+            listed.append((field.removesuffix(remote_crypto.SUFFIX), commit))
+    added: dict[str, str] = {}
+    for name, commit in reversed(listed):  # oldest first: the first commit that added it stays
+        added.setdefault(name, commit)
+    return dict(reversed(added.items()))
 
 
 def adopt_remote_branch(repo: git.Repo, target: Target, tip: str, recorded: Collection[str]) -> bool:

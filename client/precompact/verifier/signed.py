@@ -31,6 +31,7 @@ a line this machine did not write).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -387,6 +388,9 @@ def carried_over_summaries(
     ]
 
 
+# Remembered: `status --remote` and `restore` check a line's signature where they read it and
+# again where `team.rollback` asks which snapshot files your key's lines name (review15a F8).
+@functools.lru_cache(maxsize=1 << 13)
 def _valid(key: str, signature: str, data: bytes) -> bool:
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

@@ -149,6 +149,7 @@ def _judged(
         rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
         if rolled is not None:
             lost = _walks_back(rolled)
+        lost = lost or strangers(read.savepoints, own_instance, keys)
         if lost:
             return listed(verdicts.Check(verdicts.FAILED, lost), **found)
     detail = f"{len(savepoints)} savepoint(s) signed by {signer}{' (your key)' if signer == mine else ''}, linked, the last one's snapshot checked"
@@ -382,7 +383,11 @@ def own_branch_problem(
         two_chains = forked(at_tip, pushed, keys)
         if two_chains:  # names its own fix: the next savepoint's push would not end it
             return verdicts.Check(verdicts.FAILED, f"{where}: {two_chains}")
-        problem = another_key(at_tip, keys, pushed) or tip_problem(repo, target, tip, at_tip, pushed, keys)
+        problem = (
+            another_key(at_tip, keys, pushed)
+            or tip_problem(repo, target, tip, at_tip, pushed, keys)
+            or strangers(read.savepoints, instance, keys)
+        )
         resign = None if problem else previous_key(at_tip, keys, pushed)
         if resign:
             return verdicts.Check(verdicts.NOT_VERIFIED, f"{where}: {resign}")
@@ -643,8 +648,9 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
     """The index copy at `start` (the branch's tip, or a commit of its history), unless it holds
     a line of `instance` another key signed (`another_key`), is not a readable index
     (`index_at`), or holds fewer of your key's savepoints than an earlier copy of its history (a
-    rollback: `_rolled_back`): then that of the commit the walk back finds (`_walk`), saying what
-    was left out. IndexNotRead when no identity here can try an encrypted copy; NoOwnIndex when
+    rollback: `_rolled_back`), or holds a line of another instance no root of yours vouches for
+    (`strangers`): then that of the commit the walk back finds (`_walk`), saying what was left
+    out. IndexNotRead when no identity here can try an encrypted copy; NoOwnIndex when
     the copy at `start` is unreadable and the walk finds none of yours behind it."""
     try:
         read = index_at(repo, target, start)
@@ -652,7 +658,12 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
     except Spoilt as e:
         read, left_out = [], f"{e.why}, so the tip's index was left out"
     if left_out is None:
-        return _rolled_back(repo, target, start, instance, keys, read) or OwnIndex(start, read)
+        rolled = _rolled_back(repo, target, start, instance, keys, read)
+        if rolled is not None:
+            return rolled
+        left_out = strangers(read, instance, keys)
+        if left_out is None:
+            return OwnIndex(start, read)
     source, walked, _, _ = _walk(repo, target, start, instance, keys)
     if source != start:
         return OwnIndex(source, index_at(repo, target, source), left_out, walked)
@@ -683,23 +694,24 @@ def rollback(
     of its last commits, your own earlier index replayed, either pushed as a merge), or whose
     index lost a line from the middle. Then the commit holding the longest chain (`_walk`), what
     the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
-    do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file the index at
-    `start` does not name (one `git log`; an intact branch names every one it added). The walk
-    also reads the index at each commit that added a snapshot file the index at `start` does not
-    name, and at the one that added its newest line's (commits that change the index copy are
-    cheap to push by the hundred; those are not).
+    do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file no line of
+    the index at `start` that a root of yours vouches for names (`vouched`: one `git log`; an
+    intact branch names every one it added). The walk also reads the index at the commit that
+    added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
+    the index does not name (commits that change the index copy are cheap to push by the
+    hundred, and so are those that add a file: the older ones are named as not read).
     When even so no copy holds a longer chain, and the walk stopped before the history's end
     (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
     restore from was found, and the words say so and where to read on, never "no rollback"."""
     from precompact.remote import gitstore
 
     own = savepoint_log.of_instance(read, instance)
-    # An index whose lines run 1, 2, 3 … each linking, and that names every snapshot file its
-    # history added, is no rollback: decided without a signature checked (each costs more than
-    # the `git log`; `restore` and `status --remote` check them where they read the lines).
+    # An index whose lines run 1, 2, 3 … each linking, and whose lines your keys vouch for name
+    # every snapshot file its history added, is no rollback (a line re-labelled as another
+    # instance's, or stripped of its signature, names nothing: review15a F8).
     intact = _broken_chain(own) is None
     added = gitstore.commits_adding_snapshots(repo, start)
-    unnamed = set(added) - {s.snapshot_file for s in read}
+    unnamed = set(added) - _named_by_yours(read, instance, keys)
     if intact and not unnamed:
         return None
     held = unbroken(own, keys)
@@ -713,8 +725,9 @@ def rollback(
     # The commits that added what the tip's index lacks, and the one that added its newest line's
     # snapshot (after a line deleted from the middle, the copy written with it is whole).
     newest = max(own, key=lambda s: s.sequence, default=None)
-    named_last = [newest.snapshot_file] if newest is not None and newest.snapshot_file in added else []
-    adding = list(dict.fromkeys(added[name] for name in [*sorted(unnamed), *named_last]))
+    # The latter first, then the rest newest first (`_walk` reads the WALK first of them).
+    named_last = [added[newest.snapshot_file]] if newest is not None and newest.snapshot_file in added else []
+    adding = list(dict.fromkeys([*named_last, *(commit for name, commit in added.items() if name in unnamed)]))
     source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
     if longest is None or longest <= held:
         if unread is None:
@@ -764,6 +777,43 @@ def rollback(
     return source, words, walked
 
 
+def _named_by_yours(read: list[savepoint_log.Savepoint], instance: str, keys: dict[str, int | None]) -> set[str]:
+    """The snapshot files that lines of the index copy `read` (of `instance`'s own branch) name
+    and that a root of yours vouches for (`vouched`). Without a configured key nothing can be
+    checked: `instance`'s lines name theirs (no verdict calls them signed)."""
+    if not keys:
+        return {s.snapshot_file for s in read if s.instance == instance}
+    return {s.snapshot_file for s in read if vouched(s, keys)}
+
+
+def vouched(savepoint: savepoint_log.Savepoint, keys: dict[str, int | None]) -> bool:
+    """Whether a line on your own instance's branch is yours, of whichever instance: this
+    machine wrote it (its tag) or one of `keys` (your_keys) signed it. A logs/ holds another
+    instance's lines only where this project saved under it (a renamed instance's predecessor,
+    PRECOMPACT_INSTANCE), so under your key too; a line of yours re-labelled as another's
+    instance no longer verifies, and an unsigned one is anyone's."""
+    return savepoint.written_here or any(signed.signed_by(savepoint, k) for k in keys)
+
+
+def strangers(read: list[savepoint_log.Savepoint], instance: str, keys: dict[str, int | None]) -> str | None:
+    """Why the index copy `read` at `instance`'s own branch is not one this project wrote: a line
+    of another instance that no root of yours vouches for (`vouched`): whoever pushed it put it
+    there (your own lines re-labelled so, their snapshots removed, hide a rollback: review15a
+    F8). None when there is none, or without a configured key (nothing to check them against)."""
+    if not keys:
+        return None
+    found = sorted(
+        (s for s in read if s.instance != instance and not vouched(s, keys)), key=lambda s: (s.instance, s.sequence)
+    )
+    if not found:
+        return None
+    first = found[0]
+    return (
+        f"its index holds {len(found)} line(s) of another instance that no key of this project signed "
+        f"({quoting.name(first.instance)} #{first.sequence} first): put there by whoever pushed, not by this project"
+    )
+
+
 def unbroken(savepoints: list[savepoint_log.Savepoint], keys: dict[str, int | None]) -> int:
     """How far one instance's savepoints (`savepoints`, as one index copy holds them) run 1, 2,
     3 … unbroken: each there, signed by one of `keys` (your_keys), the first naming no
@@ -804,11 +854,17 @@ def _walk(
     name = f"logs/{savepoint_log.INDEX_NAME}"
     commits = gitstore.commits_changing(repo, start, name, WALK + 1)
     newest, beyond = commits[:WALK], commits[WALK:]
-    besides = [c for c in also if c not in set(newest)]
+    # A commit that adds a file is as cheap to push as one that changes the index: of those, too,
+    # the WALK newest are read, and the rest named as not read.
+    changing = set(newest)
+    besides = [c for c in also if c not in changing]
+    besides, unread_besides = besides[:WALK], besides[WALK:]
     read = [*newest, *besides]
     best: tuple[int, str] | None = None
     oversized: list[str] = []
-    for commit, copy in zip(read, gitstore.files_at(repo, [(c, name) for c in read], target.keys)):
+    for commit, copy in zip(read, _distinct_copies(repo, target, read, name)):
+        if copy is None:
+            continue  # the same copy as a newer commit's read before: its chain was weighed there
         if isinstance(copy, gitstore.Oversized):
             oversized.append(f"{commit[:12]} ({copy.measure})")
             continue
@@ -831,23 +887,47 @@ def _walk(
     which = f"the {len(newest)} commit(s) of its history that changed the index copy" + (
         f" and the {len(besides)} that added a snapshot file the index lacks, or its newest line's" if besides else ""
     )
+    unread = beyond[0] if beyond else unread_besides[0] if unread_besides else None
+    not_read = (
+        f"; {len(unread_besides)} older commit(s) that added one were not read (`precompact restore --at {unread_besides[0][:12]}` reads on from there)"
+        if unread_besides
+        else ""
+    )
     if best is not None:
         return (
             best[1],
-            f"restored instead from commit {best[1][:12]}: of {which}, the one whose index holds the most savepoints your key signed, unbroken from #1 (up to #{best[0]}); your next savepoint's push puts your index back on top{skipped}",
+            f"restored instead from commit {best[1][:12]}: of {which}, the one whose index holds the most savepoints your key signed, unbroken from #1 (up to #{best[0]}); your next savepoint's push puts your index back on top{not_read}{skipped}",
             best[0],
-            beyond[0] if beyond else None,
+            unread,
         )
     if not read:
         return start, f"no commit of its history holds {name}: not a precompact savepoint branch", None, None
     more = (
-        f"; older ones were not read: `precompact restore --at {beyond[0][:12]}` reads on from there"
-        if beyond
+        f"; older ones were not read: `precompact restore --at {unread[:12]}` reads on from there"
+        if unread
         else " (the whole history)"
     )
     return (
         start,
         f"none of {which} holds an index of your key's savepoints{more}{skipped}",
         None,
-        beyond[0] if beyond else None,
+        unread,
     )
+
+
+def _distinct_copies(repo, target, commits: list[str], name: str) -> list[bytes | PrecompactError | None]:
+    """`gitstore.files_at` of `name` at each of `commits`, each distinct copy (its blobs, clear
+    and encrypted, as one `git cat-file --batch-check` names them) read once, at the first commit
+    that holds it: None at the others (a remote's commits can repeat one large copy thousands of
+    times)."""
+    from precompact.remote import gitstore
+
+    ids = gitstore.blob_ids_at(repo, [pair for c in commits for pair in ((c, gitstore.sealed_path(name)), (c, name))])
+    firsts: dict[tuple[str | None, str | None], int] = {}
+    for i in range(len(commits)):
+        firsts.setdefault((ids[2 * i], ids[2 * i + 1]), i)
+    wanted = sorted(firsts.values())
+    copies: list[bytes | PrecompactError | None] = [None] * len(commits)
+    for i, copy in zip(wanted, gitstore.files_at(repo, [(commits[i], name) for i in wanted], target.keys)):
+        copies[i] = copy
+    return copies
