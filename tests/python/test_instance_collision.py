@@ -71,7 +71,7 @@ def test_init_refuses_an_instance_another_clone_pushes_to_the_same_branch(tmp_pa
     assert line.startswith(
         f'the instance "{INSTANCE}" is already this machine\'s project {a}, which writes it to the same git branch (precompact/savepoints-'
     ), line
-    assert f'at "{tmp_path / "origin"}")' in line, "the remote named as compared"
+    assert f'at "{tmp_path / "origin" / ".git"}")' in line, "the remote named as compared: the repository git opens"
     assert (
         f'two projects writing one chain hide each other\'s savepoints; pass another --instance (e.g. "{RENAMED}"), or work in {a}'
         in line
@@ -255,3 +255,46 @@ def test_savepoint_and_import_refuse_another_projects_instance_named_on_the_comm
     for args in (("--instance", "Someone else #1"), ()):
         done = precompact(b, "savepoint", "--no-transcript", "--json", *args)
         assert done.returncode in (0, 3), done.stdout + done.stderr
+
+
+def test_a_remote_and_its_git_directory_are_the_same_branch(tmp_path):
+    """review15a F2: git reaches one repository as `DIR` and as `DIR/.git`: the second clone's
+    remote spelled so is refused as the first's."""
+    origin = repository(tmp_path / "origin")
+    a = repository(tmp_path / "a")
+    b = repository(tmp_path / "b")
+    run_git(a, "remote", "add", "origin", str(origin))
+    run_git(b, "remote", "add", "origin", f"{origin}/.git")
+    assert init(a).returncode == 0
+    assert "which writes it to the same git branch" in refusal(init(b))
+
+
+SAME_REPOSITORY = [
+    "https://github.com/acme/chain",
+    "https://github.com/acme/chain.git",
+    "https://github.com/acme/chain.git/",
+    "https://GitHub.com/acme/chain",
+    "https://github.com:443/acme/chain",
+    "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/acme/chain",
+    "git@github.com:acme/chain.git",
+    "ssh://git@github.com/acme/chain.git",
+    "ssh://git@github.com:22/acme/chain",
+]
+OTHER_REPOSITORIES = [
+    "https://github.com/acme/chain-2",
+    "https://github.com/acme2/chain",
+    "https://gitlab.com/acme/chain",
+    "ssh://git@github.com:2222/acme/chain",
+]
+
+
+def test_every_spelling_of_one_network_remote_is_one_and_others_stay_apart(tmp_path):
+    """review15a F2: https and ssh, `.git` and a trailing `/`, the host's case, its default port and
+    a user are spellings of one repository (two clones made one over ssh and one over https is an
+    ordinary state); another owner, name, host or port is another."""
+    from precompact.ops import instance_collision
+
+    keys = {instance_collision._compared_url(url, tmp_path) for url in SAME_REPOSITORY}
+    assert keys == {"github.com/acme/chain"}, keys
+    others = [instance_collision._compared_url(url, tmp_path) for url in OTHER_REPOSITORIES]
+    assert len(set(others)) == len(others) and not keys & set(others), others

@@ -173,13 +173,47 @@ def _branch(config: Config) -> tuple[str, str] | None:
 
 
 def _compared_url(url: str, repository: Path) -> str:
-    """`url` as two projects' remotes are compared: a path on this machine resolved (from the
-    repository, where git reads a relative one), any other URL without its credentials, query or
-    fragment (as precompact shows it)."""
+    """`url` as two projects' remotes are compared, so that two spellings git takes to one
+    repository are one (review15a F2): a path on this machine resolved (from the repository,
+    where git reads a relative one) to the repository git opens there (`DIR` and `DIR/.git`, `X`
+    and `X.git`: `_opened_repository`); any other URL as `_network_key` reads it."""
     if git_env.is_local_url(url):
         path = url.removeprefix("file://")
-        return os.path.realpath(repository / path)
-    return endpoint.git_url_shown(url)
+        return _opened_repository(os.path.realpath(repository / path))
+    return _network_key(endpoint.git_url_shown(url))
+
+
+# The names git tries, in its order, for a local repository given as `path` (enter_repo).
+_LOCAL_SUFFIXES = ("/.git", "", ".git/.git", ".git")
+# The port each scheme is reached on when the URL names none.
+_DEFAULT_PORTS = {"https": "443", "http": "80", "ssh": "22", "git+ssh": "22", "ssh+git": "22", "git": "9418"}
+
+
+def _opened_repository(path: str) -> str:
+    """The git directory git opens for the local `path` (the first of `_LOCAL_SUFFIXES` that is a
+    directory), resolved; `path` itself when none is (not made yet: it is compared as named)."""
+    for suffix in _LOCAL_SUFFIXES:
+        if os.path.isdir(path + suffix):
+            return os.path.realpath(path + suffix)
+    return path
+
+
+def _network_key(shown: str) -> str:
+    """A network remote (credentials, query and fragment left out already: `git_url_shown`) as
+    the repository it names: the host lower-cased, without the user, the scheme or the scheme's
+    default port (`https://github.com/o/r`, `git@github.com:o/r.git` and
+    `ssh://git@GitHub.com:22/o/r.git/` are one), the path without a trailing `/` or `.git`."""
+    scheme, separator, rest = shown.partition("://")
+    if not separator:  # scp-like `[user@]host:path`
+        scheme, (host, _, path) = "ssh", shown.partition(":")
+    else:
+        host, _, path = rest.partition("/")
+    host = host.rpartition("@")[2].lower()
+    name, colon, port = host.rpartition(":")
+    if colon and port == _DEFAULT_PORTS.get(scheme.lower()):
+        host = name
+    path = path.strip("/").removesuffix(".git").rstrip("/")
+    return f"{host}/{path}"
 
 
 def _record(config: Config) -> tuple[str, str] | None:
