@@ -38,10 +38,13 @@ def test_on_the_fresh_sessions_the_two_parts_bring_back_what_they_did_within_the
     in 2,913 characters median, 3,899 at most, on the first 40; with rule 14's three new
     sessions (43, main 71bc7ac) 0.860 (264 of 307) and 0.261, 2,903 median, 3,966 at most; with
     rule 15's three (46, rule 15) 0.842 (288 of 342) and 0.252 (117 of 464), 2,903 median, 3,966
-    at most: the three new sessions' facts are harder to bring back (rule 15's recall on them 0.686)."""
+    at most: the three new sessions' facts are harder to bring back (rule 15's recall on them 0.686);
+    with rule 16's three (49, 2026-12-06) 0.832 and 0.253, 2,904 median, 3,878 at most (rule 16's
+    recall on those three 0.692), the parts sharing the budget less the standing-failure line's 103
+    characters."""
     figures = bench("--fresh")
-    assert figures["sessions"] == 46
-    assert figures["back"] >= 0.84, figures
+    assert figures["sessions"] == 49
+    assert figures["back"] >= 0.82, figures
     assert figures["repeated"] <= 0.28, figures
     assert figures["characters"]["max"] <= 4_000, figures
     assert figures["given_again"] == 0, "the PostToolUse after the prompt gave the addendum again"
@@ -51,9 +54,10 @@ def test_on_the_fresh_sessions_the_two_parts_bring_back_what_they_did_within_the
 def test_on_the_development_sessions_under_a_small_budget_the_most_important_come_first():
     """`scripts/bench_brief.py --dev --budget 2000`: on main of 2026-12-05 0.739 back (17 of 23),
     0.196 repeated (11 of 56); 0.826 (19 of 23) and 0.196 once a line too long for what is left
-    leaves its room to the shorter ones after it."""
+    leaves its room to the shorter ones after it; 0.783 (18 of 23) and 0.179 since the two parts
+    keep 103 characters for the line a standing failure gives (2026-12-06; at 2,103, 0.826 again)."""
     figures = bench("--dev", "--budget", "2000")
-    assert figures["back"] >= 0.80, figures
+    assert figures["back"] >= 0.78, figures
     assert figures["repeated"] <= 0.22, figures
     assert figures["characters"]["max"] <= 2_000, figures
 
