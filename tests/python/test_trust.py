@@ -203,18 +203,18 @@ def test_a_forged_older_savepoint_on_a_git_only_machine_fails(workspace, localne
     machine = {"XDG_DATA_HOME": str(project.parent / "elsewhere-data")}
     approve(elsewhere, env=machine)
     result = precompact(elsewhere, "resurrect", "--sequence", "1", env=machine)
+    # The forged index signs nothing of the user's key (its line 1 no longer verifies): the tip is
+    # named a rollback and left out (exit 1), and savepoint 1 is the genuine one, from the copy in
+    # the branch's history the key signed (review15a F8's rule), never the forgery.
     failed(
         result,
-        "Blockchain proof: ✗ FAILED",
-        f"hashes to sha256:{forged_hash}",
-        f"predecessor sha256:{first.snapshot_hash}",
-        "NOT INTACT: Blockchain proof failed; do not trust this savepoint",
+        "its index holds none of your savepoints",
+        "so the tip's index was left out",
+        f"sha256:{first.snapshot_hash[:16]}",
     )
-    assert "Ready to resume work" not in result.stdout
-    # The untouched newest savepoint is still verified from the chain, but the forged link shows.
+    assert forged_hash[:16] not in result.stdout, "the forged savepoint is never the one shown"
     newest = precompact(elsewhere, "resurrect", "--format", "json", env=machine)
-    checks = json.loads(newest.stdout)["checks"]
-    assert checks["chain"]["status"] == "verified" and checks["integrity"]["status"] == "FAILED", checks
+    assert newest.returncode == 1, newest.stdout
     assert second.snapshot_hash == json.loads(newest.stdout)["snapshot_hash"].removeprefix("sha256:")
 
 
@@ -312,7 +312,8 @@ def test_plain_http_to_another_host_is_refused_unless_allowed(workspace, localne
     project, _, _ = saved_project(workspace, localnet, count=1)
     for url in ("http://10.1.2.3:8899", "http://api.devnet.solana.com"):
         result = precompact(project, "status", cluster=url)
-        assert result.returncode == 1 and "plain http to another host; use https://" in result.stderr, result.stderr
+        assert result.returncode == 1 and "plain http to another host (set by PRECOMPACT_CLUSTER)" in result.stderr
+        assert "correct or unset PRECOMPACT_CLUSTER: use https://" in result.stderr, result.stderr
     config = project / ".precompact.toml"
     config.write_text(config.read_text().replace("[chain]\n", "[chain]\nallow_insecure_http = true\n"))
     approve(project)

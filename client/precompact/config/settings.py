@@ -304,7 +304,8 @@ def read_settings(root: Path, content: bytes, environ: dict | None = None) -> Co
             (name for name, place in ENV_OVERRIDES.items() if overrides.get(name) and _name(*place) == e.key), None
         )
         if variable is not None:
-            raise InvalidSetting(e.key, f"{e.problem} (set by {variable})", f"correct or unset {variable}") from None
+            fix = f"correct or unset {variable}" + (f": {e.fix}" if e.fix else "")
+            raise InvalidSetting(e.key, f"{e.problem} (set by {variable})", fix) from None
         fix = f"{e.fix or 'correct it'} in that file, then run `precompact trust` in {quoting.path(root)}"
         raise InvalidSetting(e.key, f"{quoting.path(path)}: {e.problem}", fix) from None
 
