@@ -149,20 +149,25 @@ def a_precompact_of_its_own(folder: Path) -> tuple[Path, Path]:
     return python, script
 
 
-@pytest.mark.parametrize("broken", CANNOT_START)
-@pytest.mark.parametrize("agent", ("claude", "codex", "gemini"))
-def test_no_installed_hook_command_blocks_the_agent_when_precompact_cannot_start(project, agent, broken, monkeypatch):
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    python, script = a_precompact_of_its_own(project.parent)
-    installed = subprocess.run(
-        [str(script), "install", "--agent", agent, "--scope", "user"],
+def install_with(script: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    """`install ARGS` run by the precompact `script`, in `project`, with the agent's PATH."""
+    return subprocess.run(
+        [str(script), "install", *args],
         cwd=project,
         capture_output=True,
         text=True,
         env={**os.environ, "PATH": AGENT_PATH},
         check=False,
     )
+
+
+@pytest.mark.parametrize("broken", CANNOT_START)
+@pytest.mark.parametrize("agent", ("claude", "codex", "gemini"))
+def test_no_installed_hook_command_blocks_the_agent_when_precompact_cannot_start(project, agent, broken, monkeypatch):
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    python, script = a_precompact_of_its_own(project.parent)
+    installed = install_with(script, project, "--agent", agent, "--scope", "user")
     assert installed.returncode == 0, installed.stderr
     hooks = json.loads(installer.hooks_path(agent, "user", project, home_of(project)).read_text())["hooks"]
     if broken == "script removed":
@@ -861,14 +866,7 @@ def test_install_refuses_a_precompact_under_a_path_that_is_not_utf8_and_doctor_f
     script = folder / "precompact"
     script.write_text(Path(PRECOMPACT).read_text())
     script.chmod(0o755)
-    done = subprocess.run(
-        [str(script), "install", "--scope", "user"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": AGENT_PATH},
-        check=False,
-    )
+    done = install_with(script, project, "--scope", "user")
     assert done.returncode == 1, done.stdout
     [line] = done.stderr.splitlines()
     assert "precompact is installed under a path that is not UTF-8 (" in line, line
