@@ -179,7 +179,7 @@ FORGERIES = {
         "SUMMARY_SIGNED",
         lambda line: {
             **line,
-            "summary_signature": "10"[line["summary_signature"][0] == "0"] + line["summary_signature"][1:],
+            "summary_signature": "01"[line["summary_signature"][0] == "0"] + line["summary_signature"][1:],
         },
     ),
     "another key": _signed_by_another_key,
