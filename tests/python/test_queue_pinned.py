@@ -20,6 +20,7 @@ from precompact.config import settings as configuration
 from precompact.local import chunks, provenance, snapshot
 from precompact.ops import compaction
 from precompact.transcript import agents
+from support.commands import precompact
 from support.projects import new_project
 from test_opencode_reader import SESSION, database
 
@@ -125,3 +126,64 @@ def test_an_entry_naming_a_pin_precompact_never_makes_is_not_read_as_this_versio
     path.write_bytes(provenance.stamped(snapshot.QUEUE_PURPOSE, json.dumps(data).encode()))
     [read] = snapshot.queue_entries(project.logs)
     assert read.session is None and read.other_version, read
+
+
+def forgotten_and_queued(tmp_path: Path):
+    """`queued` in a project forgotten on this machine: the hook holds the document only while it
+    runs (transcript/agents.held), so no pin is made, and nothing is kept under the state
+    directory; the database as the hook read it."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    assert precompact(tmp_path, "projects", "--forget", str(project.path)).returncode == 0
+    loaded = configuration.load(project.path)
+    parts = [("msg_1", "prt_1", json.dumps({"type": "text", "text": "Feed the quagga before noon."}))]
+    parts += [("msg_2", "prt_2", json.dumps({"type": "text", "text": "The quagga is fed. " * 200}))]
+    parts += [("msg_3", "prt_3", BOUNDARY)]
+    db = database(tmp_path / "opencode.db", parts, directory=str(project.path))
+    with agents.held(agents.OPENCODE, str(db), SESSION) as read:
+        session = snapshot.Session(
+            SESSION, read.transcript_path, str(project.path), "auto", agent="opencode", agent_transcript=str(db)
+        )
+        name = snapshot.queue(compaction.layer_1(loaded), session, reason=None)
+    [entry] = snapshot.queue_entries(project.logs)
+    assert entry.name == name and entry.session_file is not None and entry.session_file.pinned is None
+    assert not agents.documents_dir(project.logs).exists(), "nothing of a forgotten project is kept outside it"
+    return project, entry, db
+
+
+def test_a_forgotten_project_s_entry_unchanged_since_its_hook_is_written_from_its_session_file_read_again(
+    tmp_path,
+):
+    project, entry, _db = forgotten_and_queued(tmp_path)
+    assert snapshot.queued_reach(project.logs, SESSION) == entry.end
+
+    flushed = precompact(project.path, "flush")
+
+    assert flushed.returncode == 0, (flushed.stdout, flushed.stderr)
+    assert "wrote 1 savepoint(s)" in flushed.stdout and not snapshot.queued(project.logs)
+
+
+def test_a_forgotten_project_s_entry_whose_session_opencode_rewrote_is_said_never_written_everywhere(tmp_path):
+    """fix15b pins the document as the hook saw it; a forgotten project keeps no copy outside it,
+    so its hook pins none, and OpenCode's compaction rewrites the session before the worker reads
+    it again. The entry is said never written by `status`, `doctor` and `verify` with the fix
+    (they said `run precompact flush`, which then failed), and a compaction's recovery does not
+    count it as saved (it recovers the savepoint from the session as it is); `--drop-queued`
+    gives it up."""
+    project, entry, db = forgotten_and_queued(tmp_path)
+    with sqlite3.connect(db) as opened:
+        opened.execute("UPDATE part SET data = ? WHERE id = 'prt_3'", (REWRITTEN,))
+
+    never = f"queue entry logs/{snapshot.QUEUE_DIR}/{entry.name} is never written (its conversation document, read again from its session file"
+    fix = f"`precompact flush --drop-queued {entry.name}` gives it up"
+    status = precompact(project.path, "status")
+    assert never in status.stdout and fix in status.stdout and "run `precompact flush`" not in status.stdout, status
+    assert "a forgotten project's hook keeps no copy of what it saw" in status.stdout
+    doctor = precompact(project.path, "doctor").stdout
+    assert f"✗ worker: {never}" in doctor, doctor
+    assert precompact(project.path, "verify").returncode == 4
+    assert snapshot.queued_reach(project.logs, SESSION) == 0, "the compaction's recovery does not count it saved"
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1 and f"{entry.name} not written: its conversation document" in flushed.stderr
+    assert snapshot.queued(project.logs) == [entry.name]
+    assert precompact(project.path, "flush", "--drop-queued", entry.name).returncode == 0
+    assert not snapshot.queued(project.logs)

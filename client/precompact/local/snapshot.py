@@ -771,15 +771,22 @@ def _tail_now(path: str, end: int | None, called: str) -> tuple[int, int, int, s
     return found.st_dev, found.st_ino, end, hashlib.sha256(tail).hexdigest()
 
 
-def _transcript_changed(logs: Path, entry: QueueEntry) -> str | None:
+def _transcript_changed(logs: Path, entry: QueueEntry, read_again: bool = True) -> str | None:
     """How the transcript of queued savepoint `entry` (of the project whose logs/ is `logs`) no
     longer holds what its hook saw (gone, no file a reader may open, another file, cut, or other
     bytes before its end), None when it still does, or when the entry recorded nothing to compare
-    (written by version 1, or another agent's document)."""
+    (written by version 1). A document its hook held (a forgotten project's: no pin is made) is
+    read again from its session file and compared, unless not `read_again` (the writer, which
+    reads it again itself): OpenCode's compaction rewrites the session, so such an entry is often
+    one no writer will write, and `status`, `doctor` and a compaction's recovery
+    (`queued_reach`) must know it before a writer says it."""
     if entry.unread_session_file is not None:
         return _unread_changed(entry)
     if entry.session_file is not None:
-        return _session_file_changed(logs, entry)
+        changed = _session_file_changed(logs, entry)
+        if changed is None and read_again and entry.session is not None:
+            changed = _held_changed(logs, entry, entry.session)
+        return changed
     if entry.session is None or entry.transcript is None or entry.end is None:
         return None
     try:
@@ -792,6 +799,20 @@ def _transcript_changed(logs: Path, entry: QueueEntry) -> str | None:
     if now.tail_sha256 != entry.transcript.tail_sha256:
         return f"its transcript {shown} no longer holds the bytes the hook saw before byte {entry.end}"
     return None
+
+
+def _held_changed(logs: Path, entry: QueueEntry, session: Session) -> str | None:
+    """`_session_file_changed` of an entry whose hook held its document, read again now from the
+    session file (None for an entry whose document was kept, or pinned: compared already)."""
+    from precompact.transcript import agents
+
+    if not agents.is_held(session.transcript_path):
+        return None
+    try:
+        with _read_again(session) as again:
+            return _session_file_changed(logs, entry, str(again.transcript_path))
+    except (OSError, ValueError) as e:  # the session gone from OpenCode's database, say
+        return f"its session file {quoting.inline(str(session.agent_transcript))} cannot be read again ({quoting.os_error(e)})"
 
 
 class SessionFileSeen(Record, frozen=True):
@@ -909,6 +930,13 @@ def _session_file_changed(logs: Path, entry: QueueEntry, document: str | None = 
         now = _seen_now(path, entry.end)
     except _TranscriptChanged as e:
         return str(e).replace("its transcript", "its conversation document", 1) + lost
+    if now.tail_sha256 != seen.document_tail_sha256 and document is not None:
+        # A held document's name is a descriptor of the process that read it: the session file is named.
+        return (
+            f"its conversation document, read again from its session file {quoting.inline(str(session.agent_transcript))}, "
+            f"no longer holds the bytes the hook saw before byte {entry.end} (the agent rewrote the session since, and "
+            "a forgotten project's hook keeps no copy of what it saw)"
+        )
     if now.tail_sha256 != seen.document_tail_sha256:
         return (
             f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
@@ -1413,7 +1441,7 @@ def write_entry(settings: Settings, name: str, lock_timeout: float, held: Held) 
             _unqueue(settings.logs, name)
             _unpin(settings.logs, entry)
             return Taken()
-        changed = _transcript_changed(settings.logs, entry)
+        changed = _transcript_changed(settings.logs, entry, read_again=False)  # read again below
         if changed is not None:
             return Taken(left=f"{changed}; no savepoint is made of it: {drop_hint(name)}")
         hooks = _hooks_settings(settings, entry)
