@@ -213,6 +213,73 @@ def test_entries_of_the_format_before_versions_go_into_the_configured_instance_w
     assert configuration.load(project.path, {}).configured_instance is None
 
 
+def request_blocked(project) -> Path:
+    """The session's addendum request cannot be written (a directory in its place): the writer
+    fails after it bound the summary and appended its line, and leaves the entry queued."""
+    blocked = project.logs / "precompact-pending" / f"{SESSION}.request"
+    blocked.mkdir(parents=True)
+    (blocked / "x").write_text("")
+    return blocked
+
+
+def stored(project, name: str) -> dict:
+    path = project.logs / snapshot.QUEUE_DIR / name
+    data = provenance.made_here(snapshot.SUMMARY_PURPOSE, path.read_bytes())
+    assert data is not None
+    return orjson.loads(data)
+
+
+def test_a_summary_entry_bound_by_flush_of_another_instance_is_written_again_in_its_own_format(tmp_path):
+    """A summary queued before any savepoint of its session (unbound), its savepoint written
+    since; `flush --instance X` binds it, then fails (the addendum request cannot be written) and
+    leaves it queued. It was written back as a version 1 entry: its hook's instance and time lost
+    (read again, its summary went to the instance the configuration names). It keeps its format,
+    instance and time, and the next flush records it once."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "UNBOUND", "claude"))
+    before = stored(project, name)
+    assert before["sequence"] is None and before.get("savepoint_entry") is None, before
+    snapshot.create_savepoint(settings, session_of(project, transcript))
+    blocked = request_blocked(project)
+
+    flushed = precompact(project.path, "flush", "--instance", "Old #0")
+
+    assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
+    after = stored(project, name)
+    assert (after["version"], after["instance"], after["queued_at"]) == (2, "Trial #1", before["queued_at"]), after
+    assert after["sequence"] == 1
+    for child in blocked.iterdir():
+        child.unlink()
+    blocked.rmdir()
+    assert precompact(project.path, "flush", "--instance", "Old #0").returncode == 0
+    assert queue_entries(project) == []
+    [line] = events(project, savepoint_log.Event.COMPACT_SUMMARY)
+    assert (line["summary"], line["queued_at"]) == ("UNBOUND", before["queued_at"])
+
+
+def test_a_version_1_summary_entry_written_again_holds_version_1_s_fields_only(tmp_path):
+    """An older install (the plugin's own venv, say) lists a version 1 entry's name and removes
+    unread one whose fields are not its own: bound and written again, it holds only those."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    queued_as = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD", "claude"))
+    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
+    restamp(project, queued_as, lambda data: {key: data[key] for key in old_fields})
+    name = queued_as.replace(snapshot.SUMMARY_SUFFIX, "-summary.json")
+    os.rename(project.logs / snapshot.QUEUE_DIR / queued_as, project.logs / snapshot.QUEUE_DIR / name)
+    assert VERSION_1_LISTING.fullmatch(name)
+    snapshot.create_savepoint(settings, session_of(project, transcript))
+    request_blocked(project)
+
+    assert precompact(project.path, "flush").returncode == 1
+
+    after = stored(project, name)
+    assert sorted(after) == sorted(old_fields) and after["sequence"] == 1, after
+
+
 # F3: a summary bound to its compaction.
 
 

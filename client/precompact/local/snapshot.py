@@ -1044,6 +1044,9 @@ class QueueEntry(Record, frozen=True):
     other_version: str | None = None
     instance: str | None = None
     queued_at: int | None = None
+    # The format it was written in (None: one this version does not read); a writer that writes
+    # it again writes that format (`_summary_entry`).
+    version: int | None = None
 
 
 def queue_entries(logs: Path) -> list[QueueEntry]:
@@ -1094,11 +1097,11 @@ def _parsed(name: str, stored: bytes) -> QueueEntry:
         summary = _queued_summary(found)
         if summary is None:
             return QueueEntry(name, other_version="a compaction summary whose fields this version does not read")
-        return QueueEntry(name, summary=summary.replace(**header), **header)
+        return QueueEntry(name, summary=summary.replace(**header), version=version, **header)
     read = _queued_session(found)
     if read is None:
         return QueueEntry(name, other_version="a savepoint whose fields this version does not read")
-    return QueueEntry(name, **read, **header)
+    return QueueEntry(name, **read, version=version, **header)
 
 
 def _read_entry(logs: Path, name: str) -> bytes | None:
@@ -1664,11 +1667,9 @@ def record_summary(
         unbound = summary.sequence is None and summary.savepoint_entry is None
         summary = summary.replace(sequence=savepoint.sequence, instance=hooks.instance)
         if unbound:
-            # A version 1 entry, bound for good (kept in its version): a later savepoint of the
-            # session must not take it over when a killed worker's successor records it.
-            import orjson
-
-            _store(settings, name, SUMMARY_PURPOSE, orjson.dumps(summary.as_dict()))
+            # Bound for good: a later savepoint of the session must not take it over when a
+            # killed or failed writer's successor records it.
+            _store(settings, name, SUMMARY_PURPOSE, _summary_entry(entry, summary))
         kind = index.from_queue_entry(name)
         if kind is None:
             kind = savepoint_log.Event.EARLIER_COMPACT_SUMMARY if earlier else savepoint_log.Event.COMPACT_SUMMARY
@@ -1692,6 +1693,24 @@ def record_summary(
             recorded(summary)
         _unqueue(settings.logs, name)
         return Summarised(note=note)
+
+
+# What a summary entry of version 1 holds: that version removes unread an entry with other fields.
+_VERSION_1_SUMMARY_FIELDS = ("session_id", "sequence", "trigger", "summary", "agent")
+
+
+def _summary_entry(entry: QueueEntry, summary: QueuedSummary) -> bytes:
+    """Summary entry `entry` as `record_summary` writes it again, bound to `summary`'s savepoint,
+    in the entry's own format: version 1's fields only for a version 1 entry (a precompact of that
+    version lists its name too), else the entry's header as its hook wrote it (its format, the
+    hook's instance and time), which a version 1 rewrite would lose: read again, its summary would
+    go to the instance the configuration names and lose its hook's time."""
+    import orjson
+
+    if entry.version == 1:
+        return orjson.dumps({key: getattr(summary, key) for key in _VERSION_1_SUMMARY_FIELDS})
+    header = {"version": entry.version, "instance": entry.instance, "queued_at": entry.queued_at}
+    return orjson.dumps({**summary.as_dict(), **header})
 
 
 def _summary_savepoint(
