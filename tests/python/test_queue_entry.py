@@ -185,6 +185,44 @@ def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own
     assert saved.compact_summary == "OLD-FORMAT" and saved.queued_at is None
 
 
+@pytest.mark.parametrize(
+    ("how", "said"), [("deleted", "is gone"), ("truncated", "was cut since the hook"), ("fifo", "is not a file")]
+)
+def test_an_entry_of_the_format_before_versions_whose_transcript_is_gone_is_said_never_written_not_saved_empty(
+    tmp_path, how, said
+):
+    """A version 1 entry recorded nothing of what its hook saw; what can still be checked is: a
+    transcript gone, cut before the entry's end or no file was written as a savepoint of nothing
+    (or of part of it), and `--drop-queued` refused it as one a writer still writes. It is said
+    never written by `status` and `flush`, with the fix, and given up by it, with the version 1
+    summary queued after it (bound to it: "the session's latest"), which was left waiting."""
+    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
+    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
+    settings = settings_of(project)
+    name = snapshot.queue(settings, session_of(project, transcript))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "ITS-SUMMARY", "claude"))
+    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
+    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
+    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+    change(transcript, how)
+
+    status = precompact(project.path, "status").stdout
+    never = f"queue entry logs/{snapshot.QUEUE_DIR}/{name} is never written (its transcript "
+    fix = f"`precompact flush --drop-queued {name}` gives it up"
+    assert never in status and said in status and fix in status and "run `precompact flush`" not in status, status
+    bound = f"queue entry logs/{snapshot.QUEUE_DIR}/{summary} is never written (its savepoint's entry {name} is never written)"
+    assert bound in status, status
+    flushed = precompact(project.path, "flush")
+    assert flushed.returncode == 1, (flushed.stdout, flushed.stderr)
+    assert f"queued savepoint logs/{snapshot.QUEUE_DIR}/{name} not written: its transcript " in flushed.stderr
+    assert said in flushed.stderr and fix in flushed.stderr and "wrote" not in flushed.stdout
+    assert savepoint_log.savepoints(project.logs) == [] and queue_entries(project) == sorted([name, summary])
+    dropped = precompact(project.path, "flush", "--drop-queued", name)
+    assert dropped.returncode == 0, (dropped.stdout, dropped.stderr)
+    assert f"gave up queue entry logs/{snapshot.QUEUE_DIR}/{summary}" in dropped.stdout, "with the summary bound to it"
+    assert queue_entries(project) == [] and savepoint_log.savepoints(project.logs) == []
+
+
 def test_entries_of_the_format_before_versions_go_into_the_configured_instance_whatever_the_writer_s(tmp_path):
     """A version 1 entry names no instance; its hook loaded the one the project's approved file
     names (hooks drop PRECOMPACT_INSTANCE and take no --instance): `flush --instance OTHER`, or

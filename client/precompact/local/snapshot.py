@@ -787,7 +787,11 @@ def _transcript_changed(logs: Path, entry: QueueEntry, read_again: bool = True) 
         if changed is None and read_again and entry.session is not None:
             changed = _held_changed(logs, entry, entry.session)
         return changed
-    if entry.session is None or entry.transcript is None or entry.end is None:
+    if entry.session is None:
+        return None
+    if entry.transcript is None:
+        return _unrecorded_changed(entry.session, entry.end)
+    if entry.end is None:
         return None
     try:
         now = _seen_now(str(entry.session.transcript_path), entry.end)
@@ -813,6 +817,24 @@ def _held_changed(logs: Path, entry: QueueEntry, session: Session) -> str | None
             return _session_file_changed(logs, entry, str(again.transcript_path))
     except (OSError, ValueError) as e:  # the session gone from OpenCode's database, say
         return f"its session file {quoting.inline(str(session.agent_transcript))} cannot be read again ({quoting.os_error(e)})"
+
+
+def _unrecorded_changed(session: Session, end: int | None) -> str | None:
+    """How the transcript of a queued savepoint whose entry recorded nothing of what its hook saw
+    (version 1's, or a hook that could not read it then) fails what can still be checked of it:
+    there, a regular file a reader may open, and holding the `end` bytes the entry reads (a
+    savepoint of a transcript gone would hold nothing). None when it passes, or for a document its
+    hook held (the writer reads it again from its session file)."""
+    from precompact.transcript import agents
+
+    if not session.transcript_path or agents.is_held(session.transcript_path):
+        return None
+    called = "conversation document" if session.agent_transcript else "transcript"
+    try:
+        _tail_now(str(session.transcript_path), end, called)
+    except _TranscriptChanged as e:
+        return str(e)
+    return None
 
 
 class SessionFileSeen(Record, frozen=True):
@@ -1169,8 +1191,9 @@ def queue_state(logs: Path) -> QueueState:
     ]
     given_up = {name for name, _why in never}
     for entry in entries:
-        if entry.summary is not None and entry.summary.savepoint_entry in given_up:
-            never.append((entry.name, f"its savepoint's entry {entry.summary.savepoint_entry} is never written"))
+        waits_for = _waits_for(entry, entries)
+        if waits_for in given_up:
+            never.append((entry.name, f"its savepoint's entry {waits_for} is never written"))
     never_names = {name for name, _why in never}
     return QueueState(
         savepoints=sum(entry.session is not None and entry.name not in never_names for entry in entries),
@@ -1178,6 +1201,24 @@ def queue_state(logs: Path) -> QueueState:
         never=tuple(never),
         others=tuple(entry.name for entry in entries if entry.other_version is not None),
     )
+
+
+def _waits_for(entry: QueueEntry, entries: list[QueueEntry]) -> str | None:
+    """The savepoint queue entry whose savepoint compaction summary entry `entry` is recorded with
+    (None: not a summary, or bound to a savepoint, or none queued): the one it names, or, for
+    one queued unbound (version 1's, "the session's latest"), its session's last entry queued
+    before it, which its compaction's hooks queued just before it."""
+    summary = entry.summary
+    if summary is None:
+        return None
+    if summary.savepoint_entry is not None or summary.sequence is not None:
+        return summary.savepoint_entry
+    before = [
+        other.name
+        for other in entries
+        if other.session is not None and other.session.session_id == summary.session_id and other.name < entry.name
+    ]
+    return before[-1] if before else None
 
 
 def queued_savepoints(logs: Path) -> int:
@@ -1556,11 +1597,8 @@ def drop_queued(settings: Settings, given: str, lock_timeout: float = INDEX_LOCK
                 f"queue entry {shown} can still be written: run `precompact flush`; "
                 "only an entry no writer will write (`precompact status` names each) is given up"
             )
-        bound = [
-            other.name
-            for other in queue_entries(settings.logs)
-            if other.summary is not None and entry.session is not None and other.summary.savepoint_entry == name
-        ]
+        entries = queue_entries(settings.logs)
+        bound = [other.name for other in entries if entry.session is not None and _waits_for(other, entries) == name]
         for each in (name, *bound):
             try:
                 logs_dir.remove(settings.logs, f"{QUEUE_DIR}/{each}")
