@@ -220,6 +220,11 @@ def test_projects_add_refuses_a_forgotten_project_whose_instance_another_took_me
     a, b = two_clones(tmp_path)
     assert precompact(a, "projects", "--forget", str(a)).returncode == 0
     assert init(b).returncode == 0, "a is forgotten: nothing registered writes the instance"
+    shell = {"PRECOMPACT_INSTANCE": "Someone else #1", "PRECOMPACT_BRANCH": "elsewhere"}
+    line = refusal(precompact(b, "projects", "--add", str(a), "--json", env=shell))
+    assert line.startswith(f'the instance "{INSTANCE}" is already this machine\'s project {b}'), (
+        f"fix16d: a's hooks write its approved instance and branch, whatever the shell that adds it says: {line}"
+    )
     line = refusal(precompact(b, "projects", "--add", str(a), "--json"))
     assert line.startswith(
         f'the instance "{INSTANCE}" is already this machine\'s project {b}, which writes it to the same git branch'
