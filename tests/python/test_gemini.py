@@ -262,3 +262,35 @@ def test_a_precompact_whose_script_is_gone_never_blocks_geminis_turn(tmp_path, g
             "the prompt reached the model: no hook blocked it"
         )
         assert not any("could not start" in json.dumps(r.get("body")) for r in mock.requests), "the user's line only"
+
+
+def test_a_projects_env_file_sets_the_hook_environment_and_precompact_drops_what_would_steer_it(
+    tmp_path, gemini_binary
+):
+    """docs/agents.md, "A project's `.env`": Gemini CLI 0.61.0 in a trusted folder (folder trust
+    off, as here, trusts every folder) loads the project's `.env` into its environment, each
+    variable it does not have already, and starts every hook (`bash -c <command>`) in it. A hook
+    beside precompact's sees `BASH_ENV` and PRECOMPACT_BRANCH from the file, and not its PATH
+    (Gemini always has one); precompact's hook drops the PRECOMPACT_* variables (one line in
+    logs/precompact-errors.log) and saves the approved instance."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    seen = tmp_path / "hook-environment"
+    (project.path / ".env").write_text(
+        f"BASH_ENV={project.path / 'hook-env.sh'}\nPATH=/nowhere\n"
+        "PRECOMPACT_INSTANCE=Elsewhere #9\nPRECOMPACT_BRANCH=gh-pages\n"
+    )
+    with gemini_cli.session_in(project, tmp_path / "home", gemini_binary, "--scope", "user") as setup:
+        settings = setup.session.home / ".gemini" / "settings.json"
+        hooks = json.loads(settings.read_text())
+        observer = {"type": "command", "command": f"env > {seen}", "name": "observer", "timeout": 60000}
+        hooks["hooks"]["BeforeAgent"].append({"hooks": [observer]})
+        settings.write_text(json.dumps(hooks))
+        setup.session.run("Start the parser.")
+    environment = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    assert environment.get("BASH_ENV") == str(project.path / "hook-env.sh"), "the project's .env sets the hook's"
+    assert environment.get("PRECOMPACT_BRANCH") == "gh-pages", environment
+    assert "/nowhere" not in environment["PATH"], "a variable Gemini has already is not replaced"
+    created = [e for e in setup.index() if e["event"] == "SAVEPOINT_CREATED"]
+    assert created and {e["instance"] for e in created} == {"Trial #1"}, created
+    logged = (project.logs / "precompact-errors.log").read_text()
+    assert "PRECOMPACT_BRANCH, PRECOMPACT_INSTANCE ignored" in logged, logged

@@ -9,6 +9,7 @@ instance name freely, and so do the work trees of one repository."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -219,6 +220,11 @@ def test_projects_add_refuses_a_forgotten_project_whose_instance_another_took_me
     a, b = two_clones(tmp_path)
     assert precompact(a, "projects", "--forget", str(a)).returncode == 0
     assert init(b).returncode == 0, "a is forgotten: nothing registered writes the instance"
+    shell = {"PRECOMPACT_INSTANCE": "Someone else #1", "PRECOMPACT_BRANCH": "elsewhere"}
+    line = refusal(precompact(b, "projects", "--add", str(a), "--json", env=shell))
+    assert line.startswith(f'the instance "{INSTANCE}" is already this machine\'s project {b}'), (
+        f"fix16d: a's hooks write its approved instance and branch, whatever the shell that adds it says: {line}"
+    )
     line = refusal(precompact(b, "projects", "--add", str(a), "--json"))
     assert line.startswith(
         f'the instance "{INSTANCE}" is already this machine\'s project {b}, which writes it to the same git branch'
@@ -298,3 +304,105 @@ def test_every_spelling_of_one_network_remote_is_one_and_others_stay_apart(tmp_p
     assert keys == {"github.com/acme/chain"}, keys
     others = [instance_collision._compared_url(url, tmp_path) for url in OTHER_REPOSITORIES]
     assert len(set(others)) == len(others) and not keys & set(others), others
+
+
+def user_git_config(text: str) -> None:
+    """`text` as the user's global git configuration ($XDG_CONFIG_HOME/git/config: the test's own
+    XDG_CONFIG_HOME, conftest.own_trust_store), which git reads for every precompact it starts."""
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "git"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config").write_text(text)
+
+
+def test_a_remote_named_through_the_users_url_alias_is_the_same_branch(tmp_path):
+    """fix16d: the user's `url.<base>.insteadOf` (or `pushInsteadOf`) makes `<mirror>/origin` the
+    first project's remote, which git then pushes to: refused as the same branch. The same alias in
+    the second project's own repository configuration steers no push of precompact's (Layer 2
+    pushes from its own git directory), so there it is another remote, and `init` goes ahead."""
+    origin = repository(tmp_path / "origin")
+    a = repository(tmp_path / "a")
+    run_git(a, "remote", "add", "origin", str(origin))
+    assert init(a).returncode == 0
+    for key in ("insteadOf", "pushInsteadOf"):
+        b = repository(tmp_path / f"b-{key}")
+        alias = f"{tmp_path}/mirror-{key}/"  # a path, so that nothing is looked up on the network
+        run_git(b, "remote", "add", "origin", f"{alias}origin")
+        run_git(b, "config", f"url.{tmp_path}/.{key}", alias)
+        done = init(b)
+        assert done.returncode == 0, f"the project's own {key} is not the user's: {done.stdout}{done.stderr}"
+        user_git_config(f'[url "{tmp_path}/"]\n\t{key} = {alias}\n')
+        line = refusal(init(b, "--force"))
+        assert line.startswith(
+            f'the instance "{INSTANCE}" is already this machine\'s project {a}, which writes it to the same git branch'
+        ), line
+        assert f'at "{origin / ".git"}")' in line, "named as git pushes to it: the alias resolved"
+        user_git_config("")
+
+
+def test_the_users_url_aliases_resolve_as_git_resolves_them(tmp_path):
+    """fix16d: the longest matching prefix wins, pushInsteadOf before insteadOf (git pushes to
+    its rewrite), and the rewritten URL is then compared as any other: `gh:acme/chain` under
+    `url."https://github.com/".insteadOf gh:` is `https://github.com/acme/chain`; each
+    insteadOf rewrite agrees with git's own (`git ls-remote --get-url`)."""
+    from precompact.boundary import git_env
+    from precompact.ops import instance_collision
+
+    user_git_config(
+        '[url "https://github.com/"]\n\tinsteadOf = gh:\n'
+        '[url "https://gitlab.com/"]\n\tinsteadOf = gh:other/\n'
+        '[url "ssh://git@github.com/acme/"]\n\tpushInsteadOf = https://github.com/acme/\n'
+        '[url "https://a b/"]\n\tinsteadOf = spaced:\n'
+    )
+    rewrites = git_env.user_url_rewrites()
+    expected = {
+        "gh:acme/chain": "https://github.com/acme/chain",
+        "gh:other/chain": "https://gitlab.com/chain",
+        "https://github.com/acme/chain": "ssh://git@github.com/acme/chain",
+        "spaced:x": "https://a b/x",
+        "git@github.com:acme/chain.git": "git@github.com:acme/chain.git",
+    }
+    assert {url: git_env.pushed_url(url, rewrites) for url in expected} == expected
+    for url in ("gh:acme/chain", "gh:other/chain", "spaced:x"):
+        assert git_env.pushed_url(url, ({}, rewrites[1])) == run_git(tmp_path, "ls-remote", "--get-url", url).strip()
+    keys = {
+        instance_collision._compared_url(git_env.pushed_url(url, rewrites), tmp_path)
+        for url in ("gh:acme/chain", "git@github.com:acme/chain.git", "https://github.com/acme/chain")
+    }
+    assert keys == {"github.com/acme/chain"}, keys
+
+
+def test_savepoint_refuses_a_branch_or_key_the_environment_chose_another_project_writes(tmp_path):
+    """fix16d: b set up with INSTANCE on another branch (no collision), then `savepoint` with
+    PRECOMPACT_BRANCH naming a's branch (a user's shell keeps it): a's chain, written from b.
+    Refused, naming the variable; b's own configuration still saves."""
+    a, b = two_clones(tmp_path)
+    own = init(b, "--branch", "b/savepoints", "--keypair", str(tmp_path / "b-id.json"))
+    assert own.returncode == 0, own.stdout + own.stderr
+    for env in (
+        {"PRECOMPACT_BRANCH": configuration.DEFAULT_BRANCH},
+        {"PRECOMPACT_BRANCH": configuration.DEFAULT_BRANCH, "PRECOMPACT_INSTANCE": INSTANCE},
+    ):
+        line = refusal(precompact(b, "savepoint", "--no-transcript", "--json", env=env))
+        assert line.startswith(
+            f'the instance "{INSTANCE}" is already this machine\'s project {a}, which writes it to the same git branch'
+        ), line
+        assert "unset PRECOMPACT_BRANCH, which chose where these savepoints go, or name another instance" in line, line
+    assert not (b / "logs" / "precompact-savepoint.jsonl").exists(), "refused before anything is written"
+    for env in ({}, {"PRECOMPACT_BRANCH": "b/elsewhere"}):
+        done = precompact(b, "savepoint", "--no-transcript", "--json", env=env)
+        assert done.returncode in (0, 3), done.stdout + done.stderr
+
+
+def test_savepoint_refuses_an_authority_the_environment_chose_another_project_records_with(tmp_path):
+    """fix16d: chain on in both, each with its own key (no collision), then `savepoint` in b with
+    PRECOMPACT_AUTHORITY naming a's key: a's on-chain record. Refused, naming the variable."""
+    first = new_project(tmp_path, "a", git_layer=True, chain_layer=True, instance=INSTANCE)
+    second = repository(tmp_path / "b")
+    run_git(second, "remote", "add", "origin", str(repository(tmp_path / "b-origin")))
+    on = ("init", "--json", "--instance", INSTANCE, "--cluster", CLOSED_PORT_URL, "--no-encrypt")
+    own = precompact(second, *on, "--keypair", str(tmp_path / "b-id.json"))
+    assert own.returncode == 0, own.stdout + own.stderr
+    env = {"PRECOMPACT_AUTHORITY": str(first.authority().pubkey())}
+    line = refusal(precompact(second, "savepoint", "--no-transcript", "--json", env=env))
+    assert f"which writes it to the same on-chain record (authority {env['PRECOMPACT_AUTHORITY']})" in line, line
+    assert "unset PRECOMPACT_AUTHORITY, which chose where these savepoints go" in line, line

@@ -634,6 +634,16 @@ def test_git_is_handed_only_what_confine_left(tmp_path, monkeypatch):
     )
 
 
+def test_what_a_shell_reads_at_start_reaches_none_of_precompacts_children(tmp_path, monkeypatch):
+    """docs/agents.md, "A project's `.env`": a project's `.env` sets BASH_ENV (or ENV, SHELLOPTS,
+    PS4) in Gemini CLI's hook environment; neither git nor the worker precompact starts is handed
+    one, so no shell they might start runs the project's file."""
+    for name in ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4"):
+        monkeypatch.setenv(name, str(tmp_path / "evil.sh"))
+    handed = {**git_env.environment(tmp_path), **processes.python_environment()}
+    assert not {"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4"} & set(handed), handed
+
+
 def test_a_home_that_is_the_work_tree_is_judged_by_the_configurations_directory_alone(layout, monkeypatch):
     """A home kept in git, a project in it with no repository of its own (review6 F5): the home
     is the user's, not the project's, so its ssh agent, `~/.local/bin` and Claude Code's folders

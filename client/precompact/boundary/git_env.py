@@ -390,6 +390,58 @@ def remote_url(repository: Path, remote: str) -> str | None:
     return None
 
 
+# base -> the prefixes that stand for it, each in the order git first reads it (remote.c's
+# rewrites: `url.<base>.insteadOf` values, or `url.<base>.pushInsteadOf` values).
+Rewrites = dict[str, list[str]]
+
+
+def user_url_rewrites() -> tuple[Rewrites, Rewrites]:
+    """The `url.<base>.pushInsteadOf` and `url.<base>.insteadOf` rewrites (in that order) of the
+    configuration `transport` pushes under: the user's global (`~/.gitconfig`,
+    `$XDG_CONFIG_HOME/git/config`, as user_roots gives HOME and XDG_CONFIG_HOME) and the system's
+    (`/etc/gitconfig`), with what they include; read by git itself, outside any repository. Never
+    the project's repository configuration: `transport` runs in precompact's own git directory,
+    whose configuration holds no url.* key, so the project's aliases steer no push, and none steers
+    what is compared. None to read, or git unable to read them (a configuration git cannot parse
+    fails every push too): none."""
+    try:
+        done = processes.run_git(
+            argv("config", "-z", "--includes", "--get-regexp", r"^url\..*\.(push)?insteadof$"),
+            cwd=Path("/"),
+            env={**_kept(), "GIT_DIR": os.devnull},
+            timeout=LISTING_TIMEOUT_SECONDS,
+        )
+    except (processes.TimeoutExpired, OSError):
+        return {}, {}
+    push: Rewrites = {}
+    fetch: Rewrites = {}
+    for entry in done.stdout.split("\0") if done.returncode == 0 else ():
+        key, newline, prefix = entry.partition("\n")
+        if not newline:
+            continue  # a key with no value: git refuses it when it reads the remote (config_error_nonbool)
+        for name, rewrites in ((".pushinsteadof", push), (".insteadof", fetch)):
+            if key.startswith("url.") and key.endswith(name):
+                rewrites.setdefault(key[len("url.") : -len(name)], []).append(prefix)
+                break
+    return push, fetch
+
+
+def pushed_url(url: str, rewrites: tuple[Rewrites, Rewrites]) -> str:
+    """The URL git pushes to when given `url` under `rewrites` (`user_url_rewrites`): as git's
+    remote.c (add_url_alias, alias_url) makes it, the pushInsteadOf rewrite when one matches, else
+    the insteadOf one, else `url`; of the prefixes `url` starts with, the longest counts (of equal
+    ones, the first base git read) and is replaced by its base."""
+    for each in rewrites:
+        longest: tuple[str, str] | None = None
+        for base, prefixes in each.items():
+            for prefix in prefixes:
+                if url.startswith(prefix) and (longest is None or len(prefix) > len(longest[1])):
+                    longest = (base, prefix)
+        if longest is not None:
+            return longest[0] + url[len(longest[1]) :]
+    return url
+
+
 URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
 # Schemes whose user name is a login, not a secret (`ssh://git@host`); in any other the user of
 # `https://TOKEN@github.com/...` is a token.

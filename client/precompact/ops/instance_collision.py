@@ -1,10 +1,12 @@
 """Which projects on this machine would write one chain of savepoints: the one owner of the rule
 `init`, `trust` and `projects --add` refuse by (each puts a configuration's instance to work on the
 user's word), as do `savepoint` and `import` writing an instance the approved file does not name
-(--instance, PRECOMPACT_INSTANCE), and `doctor` reports.
+(--instance, PRECOMPACT_INSTANCE), or to a branch or record it does not (PRECOMPACT_BRANCH and the
+other destination variables: `refuse_chosen`), and `doctor` reports.
 
 Two projects collide when their savepoints land in one chain: the same instance pushed to the
-same Layer-2 branch (the same remote URL, as precompact compares them: a local path resolved, a
+same Layer-2 branch (the same remote URL, as precompact compares them: the URL git pushes to,
+the user's `url.<base>.insteadOf` and `pushInsteadOf` aliases applied, a local path resolved, a
 URL without its credentials; and the same instance branch), or the same instance recorded at
 the same on-chain account (the PDA of program, authority and instance, Layer 3 on in both). Each
 then pushes its own savepoint N and hides the other's. A project with its own remote and its own
@@ -46,8 +48,11 @@ class Destinations:
     record: tuple[str, str] | None  # (program id, authority): with the instance, its account's PDA
 
     @classmethod
-    def of(cls, config: Config) -> Destinations:
-        return cls(_branch(config) if config.git_layer else None, _record(config) if config.chain_layer else None)
+    def of(cls, config: Config, rewrites: tuple[git_env.Rewrites, git_env.Rewrites]) -> Destinations:
+        """`config`'s, its remote URL read through the user's `rewrites` (git_env.user_url_rewrites)."""
+        return cls(
+            _branch(config, rewrites) if config.git_layer else None, _record(config) if config.chain_layer else None
+        )
 
     def shared_with(self, other: Destinations) -> list[str]:
         """What of these `other` writes too, in words."""
@@ -85,15 +90,22 @@ def another_name(instance: str) -> str:
     return f"{instance} (2)"
 
 
-def refuse(config: Config, command: Literal["init", "trust", "projects --add", "savepoint", "import"]) -> None:
+def refuse(
+    config: Config,
+    command: Literal["init", "trust", "projects --add", "savepoint", "import"],
+    chosen: list[str] | None = None,
+) -> None:
     """InstanceInUse naming the first other project `config`'s savepoints would share a chain
-    with (`Collision.refusal`), and how `command` is run again with another instance; nothing
-    when there is none."""
+    with (`Collision.refusal`), and how `command` is run again with another instance, or without
+    the `chosen` variables that took its savepoints there (`refuse_chosen`); nothing when there
+    is none."""
     found = collisions(config)
     if not found:
         return
     if command == "init":
         rename = "pass another --instance"
+    elif chosen:
+        rename = f"unset {', '.join(chosen)}, which chose where these savepoints go, or name another instance with --instance or PRECOMPACT_INSTANCE"
     elif command in ("savepoint", "import"):
         rename = "name another instance with --instance or PRECOMPACT_INSTANCE, or none to save as the configured one"
     else:
@@ -101,16 +113,36 @@ def refuse(config: Config, command: Literal["init", "trust", "projects --add", "
     raise InstanceInUse(found[0].refusal(rename))
 
 
+# The settings that say where savepoints go (`Destinations`: the repository, its remote and
+# branch, the program and the key of the record), by the Config field each environment variable
+# of settings.ENV_OVERRIDES sets.
+_DESTINATION_SETTINGS = ("repository", "remote", "branch", "program_id", "authority", "keypair")
+
+
 def refuse_chosen(config: Config, command: Literal["savepoint", "import"]) -> None:
     """`refuse` for `command` writing savepoints of an instance the command line or the
-    environment chose (--instance, PRECOMPACT_INSTANCE; hooks take neither): `init` and `trust`
-    checked only the one the approved file names, so a refused `init` would otherwise be walked
-    around by saving into that instance from another project. Nothing to check for the approved
-    file's own instance: a pair that writes it from before the refusal is `doctor`'s to name,
-    never a savepoint refused."""
+    environment chose (--instance, PRECOMPACT_INSTANCE; hooks take neither), or to a destination
+    the environment chose (PRECOMPACT_REPO, _REMOTE, _BRANCH, _PROGRAM_ID, _AUTHORITY, _KEYPAIR; a
+    user's shell keeps them, hooks drop them): `init` and `trust` checked only what the approved
+    file names, so a refused `init` would otherwise be walked around by saving into that instance,
+    or to that branch or record, from another project. Nothing to check for the approved file's
+    own instance and destinations: a pair that writes them from before the refusal is `doctor`'s
+    to name, never a savepoint refused."""
     approved = _approved(Path(os.path.realpath(config.root)))
-    if approved is None or approved.instance != config.instance:
+    if approved is None:
         refuse(config, command)
+        return
+    chosen = [
+        variable
+        for variable, (_, setting) in configuration.ENV_OVERRIDES.items()
+        if setting in _DESTINATION_SETTINGS and getattr(config, setting) != getattr(approved, setting)
+    ]
+    if approved.instance != config.instance:
+        refuse(config, command, chosen)
+    elif chosen:
+        rewrites = git_env.user_url_rewrites()
+        if Destinations.of(config, rewrites) != Destinations.of(approved, rewrites):
+            refuse(config, command, chosen)
 
 
 def collisions(config: Config) -> list[Collision]:
@@ -126,6 +158,7 @@ def collisions(config: Config) -> list[Collision]:
     here = Path(os.path.realpath(config.root))
     repository = _repository_of(here)
     mine: Destinations | None = None
+    rewrites: tuple[git_env.Rewrites, git_env.Rewrites] | None = None
     colliding = []
     for other in found:
         if other.path == here or config.instance not in other.instances or not other.present():
@@ -135,8 +168,9 @@ def collisions(config: Config) -> list[Collision]:
         theirs = _approved(other.path)
         if theirs is None or theirs.instance != config.instance:
             continue  # writes nothing, or another instance since: the registry keeps every name it had
-        mine = mine or Destinations.of(config)
-        shared = mine.shared_with(Destinations.of(theirs))
+        rewrites = rewrites or git_env.user_url_rewrites()
+        mine = mine or Destinations.of(config, rewrites)
+        shared = mine.shared_with(Destinations.of(theirs, rewrites))
         if shared:
             colliding.append(Collision(config.instance, other.path, tuple(shared)))
     return colliding
@@ -159,9 +193,9 @@ def _repository_of(place: Path) -> Path | None:
     return next((c for c in map(git_env.common_directory, (place, *place.parents)) if c is not None), None)
 
 
-def _branch(config: Config) -> tuple[str, str] | None:
-    """The remote URL Layer 2 pushes the instance to, as compared, and the instance's branch;
-    None when the URL cannot be read."""
+def _branch(config: Config, rewrites: tuple[git_env.Rewrites, git_env.Rewrites]) -> tuple[str, str] | None:
+    """The remote URL Layer 2 pushes the instance to (the URL it gives git, as the user's
+    `rewrites` make it), as compared, and the instance's branch; None when the URL cannot be read."""
     from precompact.remote import gitstore
 
     target = gitstore.Target.of(config)
@@ -169,7 +203,7 @@ def _branch(config: Config) -> tuple[str, str] | None:
         url = gitstore.remote_url(target)
     except gitstore.GitStoreError:
         return None
-    return _compared_url(url, config.repository), target.branch
+    return _compared_url(git_env.pushed_url(url, rewrites), config.repository), target.branch
 
 
 def _compared_url(url: str, repository: Path) -> str:

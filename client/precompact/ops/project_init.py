@@ -371,10 +371,13 @@ def add(path: Path) -> Path:
     """`projects --add`: the project at `path` in this machine's registry again, a forgotten one
     too, its configuration one the user approved; refused (InstanceInUse) as `init` refuses, when
     another project here writes its instance to the same chain: a project forgotten while
-    another took its instance would otherwise come back as the pair `init` refuses. Its root."""
+    another took its instance would otherwise come back as the pair `init` refuses. Its root.
+    The configuration as its hooks load it (no environment: a shell's PRECOMPACT_INSTANCE or
+    PRECOMPACT_BRANCH changes nothing a hook writes), so the instance registered and compared is
+    the one its savepoints are written as."""
     from precompact.local import registry
 
-    loaded = configuration.load(path)
+    loaded = configuration.load(path, environ={})
     instance_collision.refuse(loaded, "projects --add")
     registry.add(loaded.root, loaded.instance)
     return loaded.root
