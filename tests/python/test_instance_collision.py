@@ -280,6 +280,8 @@ SAME_REPOSITORY = [
     "https://github.com/acme/chain.git",
     "https://github.com/acme/chain.git/",
     "https://GitHub.com/acme/chain",
+    "https://github.com/Acme/Chain",
+    "git@github.com:ACME/chain.git",
     "https://github.com:443/acme/chain",
     "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/acme/chain",
     "git@github.com:acme/chain.git",
@@ -297,7 +299,8 @@ OTHER_REPOSITORIES = [
 def test_every_spelling_of_one_network_remote_is_one_and_others_stay_apart(tmp_path):
     """review15a F2: https and ssh, `.git` and a trailing `/`, the host's case, its default port and
     a user are spellings of one repository (two clones made one over ssh and one over https is an
-    ordinary state); another owner, name, host or port is another."""
+    ordinary state), and so is the path's case (review16a F6: GitHub and GitLab take `Acme/Chain` to
+    `acme/chain`); another owner, name, host or port is another."""
     from precompact.ops import instance_collision
 
     keys = {instance_collision._compared_url(url, tmp_path) for url in SAME_REPOSITORY}

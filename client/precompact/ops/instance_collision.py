@@ -236,7 +236,11 @@ def _network_key(shown: str) -> str:
     """A network remote (credentials, query and fragment left out already: `git_url_shown`) as
     the repository it names: the host lower-cased, without the user, the scheme or the scheme's
     default port (`https://github.com/o/r`, `git@github.com:o/r.git` and
-    `ssh://git@GitHub.com:22/o/r.git/` are one), the path without a trailing `/` or `.git`."""
+    `ssh://git@GitHub.com:22/o/r.git/` are one), the path without a trailing `/` or `.git`, and
+    lower-cased: the hosts teams share (GitHub, GitLab, Bitbucket, Gitea) take any case of a
+    repository's name to it (review16a F6), and two repositories whose names differ only in case
+    on a host that keeps them apart are refused as one, with the refusal's fix (another instance),
+    never written to one branch."""
     scheme, separator, rest = shown.partition("://")
     if not separator:  # scp-like `[user@]host:path`
         scheme, (host, _, path) = "ssh", shown.partition(":")
@@ -246,7 +250,7 @@ def _network_key(shown: str) -> str:
     name, colon, port = host.rpartition(":")
     if colon and port == _DEFAULT_PORTS.get(scheme.lower()):
         host = name
-    path = path.strip("/").removesuffix(".git").rstrip("/")
+    path = path.strip("/").lower().removesuffix(".git").rstrip("/")
     return f"{host}/{path}"
 
 
