@@ -116,6 +116,21 @@ def test_a_pin_no_entry_names_is_swept_by_the_worker_once_no_hook_can_be_writing
     assert sorted(os.listdir(folder)) == [young], "the old orphan and the written entry's pin are gone"
 
 
+def test_an_entry_this_machine_never_stamped_does_not_hold_the_sweep_back(tmp_path):
+    """review16a F4: a file a repository puts in the queue under an entry's name (it names no pin
+    this sweep must keep: only a stamped entry's is read) once switched the sweep off."""
+    project, loaded, _ = queued(tmp_path)
+    folder = agents.documents_dir(project.logs) / agents.PINNED_DIR
+    old = f"{(time.time_ns() - 3_600 * 10**9):020d}-1.jsonl"
+    (folder / old).write_bytes(b"{}\n")
+    planted = project.logs / snapshot.QUEUE_DIR / f"{(time.time_ns() - 7_200 * 10**9):020d}-9.v2.json"
+    planted.write_text(json.dumps({"version": 2, "pinned": old}))
+    assert snapshot.queue_entries(project.logs)[0].name == planted.name
+
+    snapshot.write_queued(compaction.layer_1(loaded), lambda *_: None, lambda _s: None)
+    assert old not in os.listdir(folder), "the orphan is swept"
+
+
 @pytest.mark.parametrize("given", ["../../x.jsonl", "1.jsonl", 7])
 def test_an_entry_naming_a_pin_precompact_never_makes_is_not_read_as_this_versions(tmp_path, given):
     project, _loaded, entry = queued(tmp_path)

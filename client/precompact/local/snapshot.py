@@ -900,8 +900,11 @@ def _sweep_pins(logs: Path, entries: list[QueueEntry]) -> None:
     from precompact.transcript import agents
 
     named = {e.session_file.pinned for e in entries if e.session_file is not None and e.session_file.pinned}
-    # An entry this machine did not stamp, or cannot read, may name one: none is swept then.
-    if any(e.session is None and e.summary is None for e in entries):
+    # An entry that cannot be read, or one another version of precompact stamped here, may name
+    # one: none is swept then. One this machine never stamped names none this sweep must keep
+    # (only a stamped entry's pin is read), so a file a repository puts in the queue cannot hold
+    # the sweep back (review16a F4).
+    if any(e.refused is not None or e.other_version is not None for e in entries):
         return
     agents.sweep_pins(logs, named, time.time() - UNINDEXED_SNAPSHOT_SECONDS)
 
