@@ -1860,18 +1860,24 @@ def commits_adding_snapshots(repo: git.Repo, tip: str) -> SnapshotsAdded:
     along: dict[str, list[tuple[str, int]]] = {commit: [] for commit in roots}
     read = [fields[0] for fields in history[:SNAPSHOT_COMMITS_LIMIT]]
     for depth, name in enumerate(("", *SAVES_PREFIX.strip("/").split("/"))):
-        asked = {c for commit in read for c in (commit, *parents[commit][:1]) if c in along}
-        asked = {c for c in asked if len(along[c]) == depth and (depth == 0 or along[c][-1][0])}
-        questions = sorted({roots[c] if depth == 0 else f"{along[c][-1][0]}:{name}" for c in asked})
+        # Each commit within the bound so far, and the parent it is diffed against, whose path
+        # reached this level: its tree here, by the tree above it (an absent one costs nothing).
+        measured = {c for commit in read for c in (commit, *parents[commit][:1]) if c in along}
+        asked = {
+            c: roots[c] if depth == 0 else f"{along[c][-1][0]}:{name}"
+            for c in measured
+            if len(along[c]) == depth and (depth == 0 or along[c][-1][0])
+        }
+        questions = sorted(set(asked.values()))
         answers = dict(zip(questions, _trees(repo, questions)))
-        for c in asked:
-            along[c].append(answers[roots[c] if depth == 0 else f"{along[c][-1][0]}:{name}"] or ("", 0))
+        for c, question in asked.items():
+            along[c].append(answers[question] or ("", 0))
         read = _within_bound(read, parents, along)
     unread = history[len(read)][0] if len(read) < len(history) else None
     why = None
     if unread is not None:
         why = (
-            f"over {SNAPSHOT_COMMITS_LIMIT} commits"
+            f"over {SNAPSHOT_COMMITS_LIMIT:,} commits"
             if len(read) == SNAPSHOT_COMMITS_LIMIT
             else f"the trees git compares for the newer ones reach {_megabytes(TREES_READ_LIMIT)} MB"
         )
