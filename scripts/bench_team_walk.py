@@ -2,7 +2,9 @@
 `rollback`, run by `status --remote`, `restore` and `resurrect` of your own instance): a bare
 repository whose branch holds one index copy of `--index-kib` KiB, then `--commits` commits that
 each add an empty file under logs/precompact-saves/ (as cheap to push as anything), none of
-them named by the index. `team.rollback` is timed in process on its tip, `--rounds` times.
+them named by the index. Timed in process on its tip, `--rounds` times: the listing of the
+commits that added snapshot files (`gitstore.commits_adding_snapshots`, read once a run and
+handed to the rollback check) and `team.rollback` given it.
 Usage: .venv/bin/python scripts/bench_team_walk.py [--commits 2000] [--index-kib 512] [--rounds 3] [--json]"""
 
 from __future__ import annotations
@@ -51,24 +53,31 @@ def main() -> None:
         repo = gitstore.git.Repo(str(remote))
         tip = repo.git.rev_parse("refs/heads/b")
         target = gitstore.Target(repository=remote, remote="origin", branch="b", keys=gitstore.CLEAR)
-        times, found = [], None
+        listings, times, found = [], [], None
         for _ in range(args.rounds):
             start = time.perf_counter()
-            found = team.rollback(repo, target, tip, "x", {}, [])
+            added = gitstore.commits_adding_snapshots(repo, tip)
+            listings.append(time.perf_counter() - start)
+            found = team.rollback(repo, target, tip, "x", {}, [], added)
             times.append(time.perf_counter() - start)
     result = {
         "commits": args.commits,
         "index_kib": args.index_kib,
         "median_seconds": round(statistics.median(times), 3),
         "rounds": [round(t, 3) for t in times],
+        "listing_median_seconds": round(statistics.median(listings), 3),
+        "listed": len(added.commits),
+        "unread": added.unread,
         "verdict": None if found is None else [found[1], found[2]],
     }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(
-            f"{args.commits} commits adding a file, index copy {args.index_kib} KiB: team.rollback median "
-            f"{result['median_seconds']} s over {args.rounds} round(s); verdict: {result['verdict']}"
+            f"{args.commits} commits adding a file, index copy {args.index_kib} KiB: listing and team.rollback "
+            f"median {result['median_seconds']} s over {args.rounds} round(s), the listing alone "
+            f"{result['listing_median_seconds']} s ({result['listed']} files listed, first commit not read: "
+            f"{result['unread']}); verdict: {result['verdict']}"
         )
 
 

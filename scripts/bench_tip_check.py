@@ -70,7 +70,9 @@ def main() -> None:
 
         def once(with_pushed: bool) -> float:
             began = time.perf_counter()
-            found = team.own_branch_problem(repo, target, loaded.instance, keys, pushed if with_pushed else [])
+            found = team.own_branch_problem(
+                repo, target, loaded.instance, keys, pushed if with_pushed else [], team.index_copy_at_tip(repo, target)
+            )
             elapsed = time.perf_counter() - began
             assert found is None, found
             return elapsed
@@ -84,7 +86,9 @@ def main() -> None:
 
         def rollback() -> float:
             began = time.perf_counter()
-            found = team.rollback(repo, target, tip, loaded.instance, keys, read)
+            found = team.rollback(
+                repo, target, tip, loaded.instance, keys, read, gitstore.commits_adding_snapshots(repo, tip)
+            )
             elapsed = time.perf_counter() - began
             assert found is None, found
             return elapsed

@@ -225,8 +225,9 @@ def test_a_branch_file_over_its_kinds_bound_is_never_read_and_says_its_size(work
 
 
 def test_the_commits_adding_snapshots_are_read_newest_first_up_to_their_bound(workspace, monkeypatch):
-    """A history with more commits adding snapshots than an index copy could list is read no
-    further than that many, the newest first (the bound cut to 1 here)."""
+    """A history with more commits than an index copy could list savepoints is read no further
+    than that many, the newest first (the bound cut to 1 here), and the first commit not read is
+    named, never passed over."""
     project, _ = workspace
     repo = gitstore.open_repository(target(project))
     first, second = savepoint(project), savepoint(project)
@@ -234,10 +235,87 @@ def test_the_commits_adding_snapshots_are_read_newest_first_up_to_their_bound(wo
     c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
     tip = store_git(project, "rev-parse", f"refs/heads/{BRANCH}").strip()
     names = (first.event["snapshot_file"], second.event["snapshot_file"])
-    assert gitstore.commits_adding_snapshots(repo, tip) == {names[0]: c1, names[1]: c2}
+    whole = gitstore.commits_adding_snapshots(repo, tip)
+    assert (whole.commits, whole.unread) == ({names[1]: c2, names[0]: c1}, None)
     assert gitstore.SNAPSHOT_COMMITS_LIMIT == 131_072  # the figure docs/security.md states
     monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 1)
-    assert gitstore.commits_adding_snapshots(repo, tip) == {names[1]: c2}
+    cut = gitstore.commits_adding_snapshots(repo, tip)
+    assert (cut.commits, cut.unread, cut.why_unread) == ({names[1]: c2}, c1, "over 1 commits")
+
+
+def _history(tmp_path: Path, commits: str) -> tuple[object, dict[str, str]]:
+    """A bare repository from a `git fast-import` stream of `commits` (marks :1 an empty blob),
+    and each mark's commit id by its `mark :N` name."""
+    remote = tmp_path / "r.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(remote))
+    stream = "blob\nmark :1\ndata 0\n\n" + commits
+    subprocess.run(["git", "-C", str(remote), "fast-import", "--quiet"], input=stream.encode(), check=True)
+    marks = {}
+    for mark in ("a", "side", "main", "merge", "gone"):
+        found = subprocess.run(
+            ["git", "-C", str(remote), "rev-parse", "--verify", "-q", f"refs/tags/{mark}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if found.returncode == 0:
+            marks[mark] = found.stdout.strip()
+    return gitstore.git.Repo(str(remote)), marks
+
+
+def _commit(ref: str, second: int, *lines: str) -> str:
+    body = "".join(f"{line}\n" for line in lines)
+    return f"commit {ref}\ncommitter a <a@b> {second} +0000\ndata 1\nx\n{body}\n"
+
+
+def test_the_commits_adding_snapshots_follow_every_parent_of_a_merge_from_the_root(tmp_path):
+    """The first commit that added each snapshot file, clear or encrypted: the root commit's own
+    files, a side branch's behind a merge, one a later commit deleted, and never a file outside
+    logs/precompact-saves/."""
+    saves = "logs/precompact-saves"
+    stream = (
+        _commit("refs/tags/a", 1, f"M 100644 :1 {saves}/a.json")
+        + _commit("refs/tags/side", 2, "from refs/tags/a", f"M 100644 :1 {saves}/side.json.age")
+        + _commit("refs/tags/main", 3, "from refs/tags/a", f"M 100644 :1 {saves}/main.json", "M 100644 :1 logs/x.json")
+        + _commit(
+            "refs/tags/merge", 4, "from refs/tags/main", "merge refs/tags/side", f"M 100644 :1 {saves}/side.json.age"
+        )
+        + _commit("refs/tags/gone", 5, "from refs/tags/merge", f"D {saves}/main.json")
+    )
+    repo, marks = _history(tmp_path, stream)
+    found = gitstore.commits_adding_snapshots(repo, marks["gone"])
+    assert found.unread is None
+    assert found.commits == {
+        f"{saves}/main.json": marks["main"],
+        f"{saves}/side.json": marks["side"],
+        f"{saves}/a.json": marks["a"],
+    }
+
+
+def test_the_commits_adding_snapshots_stop_where_the_trees_git_compares_reach_their_bound(tmp_path, monkeypatch):
+    """The snapshots directory's tree holds every file, so each commit adding one makes git
+    compare a bigger tree: the commits are read newest first only while the trees compared (a
+    commit's along logs/precompact-saves/ and its parent's) stay within TREES_READ_LIMIT, and the
+    first commit beyond is named unread, with why."""
+    saves = "logs/precompact-saves"
+    stream = "".join(_commit("refs/heads/b", n + 1, f"M 100644 :1 {saves}/s{n}.json") for n in range(6))
+    repo, _ = _history(tmp_path, stream)
+    commits = run_git(tmp_path / "r.git", "rev-list", "refs/heads/b").split()  # newest first
+    trees = [
+        sum(int(run_git(tmp_path / "r.git", "cat-file", "-s", f"{commit}:{path}")) for path in ("", "logs", saves))
+        for commit in commits
+    ]
+    # The two newest commits' trees and their parents', a byte short of the third's.
+    monkeypatch.setattr(gitstore, "TREES_READ_LIMIT", trees[0] + 2 * trees[1] + trees[2] + trees[2] + trees[3] - 1)
+    found = gitstore.commits_adding_snapshots(repo, commits[0])
+    assert found.commits == {f"{saves}/s5.json": commits[0], f"{saves}/s4.json": commits[1]}
+    assert found.unread == commits[2]
+    assert (
+        found.why_unread
+        == f"the trees git compares for the newer ones reach {gitstore._megabytes(gitstore.TREES_READ_LIMIT)} MB"
+    )
+    monkeypatch.setattr(gitstore, "TREES_READ_LIMIT", sum(trees) * 2)
+    assert gitstore.commits_adding_snapshots(repo, commits[0]).unread is None
 
 
 def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_one_line_then_removed_when_stale(workspace):

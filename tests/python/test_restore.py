@@ -1281,7 +1281,7 @@ def test_the_walk_reads_each_distinct_index_copy_once_and_names_the_adding_commi
     )
     monkeypatch.setattr(team, "WALK", 3)
     target = gitstore.Target(repository=remote, remote="origin", branch="b", keys=gitstore.CLEAR)
-    found = team.rollback(repo, target, commits[0], "x", {}, [])
+    found = team.rollback(repo, target, commits[0], "x", {}, [], gitstore.commits_adding_snapshots(repo, commits[0]))
     assert found is not None and found[0] is None, found
     assert found[2] == f"older commits were not read: `precompact restore --at {commits[3][:12]}` reads on from there"
     assert read == [(commits[-1], INDEX_COPY)], read  # the commit that wrote it, once

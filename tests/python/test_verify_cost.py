@@ -64,3 +64,61 @@ def test_verify_all_starts_as_many_git_processes_for_25_savepoints_as_for_5(tmp_
     many = git_processes_of_verify(tmp_path, archive(tmp_path, 25))
     assert few, "the wrapper saw verify's git processes"
     assert len(many) == len(few), f"{len(few)} git processes over 5 savepoints, {len(many)} over 25"
+
+
+def test_verify_reads_the_index_copy_at_the_remote_tip_once(tmp_path, monkeypatch):
+    """The branch check and the compaction summaries' check judge one read of the index copy at
+    the remote's tip (it was read for each: up to 64 MB twice)."""
+    from precompact.verifier import verify
+
+    project = archive(tmp_path, 1)
+    asked: list[str] = []
+    files_at = gitstore.files_at
+
+    def counted(repo, wanted, keys=gitstore.CLEAR):
+        asked.extend(path for _, path in wanted)
+        return files_at(repo, wanted, keys)
+
+    monkeypatch.setattr(gitstore, "files_at", counted)
+    report = verify.verify(configuration.load(project))
+    assert report.remote is not None and report.remote.exists, report.remote
+    assert asked.count(f"logs/{savepoint_log.INDEX_NAME}") == 1, asked
+
+
+def test_restore_lists_the_commits_adding_snapshots_once(tmp_path, monkeypatch):
+    """`restore` asks which commit pushed each snapshot file once a run: the rollback check and
+    the restore share the answer (each asked it again: the git log whose cost grows with the
+    square of the branch's commits, three times over)."""
+    from precompact.ops import logs_restore
+
+    project = archive(tmp_path, 2)
+    tips: list[str] = []
+    listed = gitstore.commits_adding_snapshots
+
+    def counted(repo, tip):
+        tips.append(tip)
+        return listed(repo, tip)
+
+    monkeypatch.setattr(gitstore, "commits_adding_snapshots", counted)
+    found = logs_restore.restore(configuration.load(project), lambda done, total: None)
+    assert found.present == 2 and found.complete, found
+    assert len(tips) == 1, tips
+
+
+def test_status_remote_names_the_history_past_the_trees_bound_as_not_read_never_verified(tmp_path, monkeypatch):
+    """`status --remote` weighs a rollback of your branch against the snapshot files its history
+    added, read newest first within gitstore.TREES_READ_LIMIT: past it (cut to a byte here) the
+    verdict is "not verified" and names the first commit not read, never VERIFIED."""
+    from precompact import api
+    from precompact.verifier import team, verdicts
+
+    project = archive(tmp_path, 2)
+    loaded = configuration.load(project)
+    assert not api.flush(loaded).layer_2_problems  # signs the lines and pushes them
+    [judged] = team.instances(loaded)
+    assert judged.yours and judged.check.status == verdicts.VERIFIED, judged.check
+    monkeypatch.setattr(gitstore, "TREES_READ_LIMIT", 1, raising=False)
+    [judged] = team.instances(loaded)
+    assert judged.check.status == verdicts.NOT_VERIFIED, judged.check
+    assert f"added before commit {judged.commit[:12]} were not read (the trees git compares" in judged.check.detail
+    assert f"`precompact restore --at {judged.commit[:12]}` reads on from there" in judged.check.detail

@@ -157,12 +157,16 @@ def restore(config: Config, progress: Progress, at: str | None = None) -> Restor
             f"{at!r} names no commit of branch {target.branch} as fetched from {config.remote} (at {tip[:12]}): give one `precompact restore` named"
         )
     keys = team.your_keys(config, key)
+    # Read once for the run: the rollback check and the restore both ask it of `start`.
+    added = gitstore.commits_adding_snapshots(repo, start)
     try:
-        own = team.own_index(repo, target, start, config.instance, keys)
+        own = team.own_index(repo, target, start, config.instance, keys, added)
     except (team.IndexNotRead, team.NoOwnIndex) as e:
         raise RestoreError(f"{e}; nothing restored") from None
     source, remote, left_out, walked = own.commit, own.savepoints, own.left_out, own.walked
-    found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote)
+    if source != start:  # walked back: another history
+        added = gitstore.commits_adding_snapshots(repo, source)
+    found = _restored_into(repo, target, source, branch, config.logs, key, remote, progress, config.remote, added)
     found.foreign = f"at {start[:12]}, {left_out}" if left_out else None
     found.walked = walked
     if branch == target.branch or any(s.instance == config.instance for s in remote):
@@ -236,7 +240,10 @@ def teammate(config: Config, instance: str, signers: Collection[str] = ()) -> Te
         # Kept from an earlier read, and not what the tip's index states now (another key's
         # index on top, or a history rewritten): never searched under the tip's key.
         gitstore.remove_teammate_logs(repo, instance)
-    restored = _restored_into(repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote)
+    added = gitstore.commits_adding_snapshots(repo, tip)
+    restored = _restored_into(
+        repo, target, tip, branch, logs, key, remote, lambda done, total: None, config.remote, added
+    )
     return Teammate(instance, logs, key, "your key" if key == mine else "the key you pinned", branch, restored)
 
 
@@ -250,15 +257,17 @@ def _restored_into(
     remote: list[savepoint_log.Savepoint],
     progress: Progress,
     remote_name: str,
+    added: gitstore.SnapshotsAdded,
 ) -> Restored:
     """Checks every savepoint of `remote` (the index copy at `tip`) `key` or this machine's tag
-    vouches for, then writes into `logs` what it lacks."""
+    vouches for, then writes into `logs` what it lacks; `added` says which commit of `tip`'s
+    history pushed each snapshot file (`gitstore.commits_adding_snapshots`; one beyond its
+    bound is read at the tip, as one added by none)."""
     found = Restored(signer=key, commit=tip, branch=branch)
     held = _held(logs)
     vouched = _vouched(remote, key, found)
     wanted = _lacking(vouched, held, held, found)
-    snapshots, fetched, found.altered = _checked_bytes(repo, target, tip, logs, wanted, progress)
-    added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
+    snapshots, fetched, found.altered = _checked_bytes(repo, target, tip, logs, wanted, progress, added.commits)
     written: list[tuple[tuple[savepoint_log.Savepoint, str], bool]] = []
     for (savepoint, root), data in zip(wanted, snapshots):
         existing = logs_dir.read_snapshot(logs, savepoint.snapshot_file, savepoint.sequence)
@@ -283,7 +292,7 @@ def _restored_into(
                 if wrote and savepoint.snapshot_file not in {s.snapshot_file for s in now.values()}:
                     logs_dir.remove(logs, logs_dir.within(savepoint.snapshot_file))
                 continue
-            commit = added.get(savepoint.snapshot_file, tip)
+            commit = added.commits.get(savepoint.snapshot_file, tip)
             good = [s for s in savepoint.signatures if s.signer == key and signed.signed_by(_only(savepoint, s), key)]
             # The branch Layer 2 commits the instance's next savepoints to, on top of this commit.
             lines += savepoint_log.restored_lines(savepoint, good, commit, target.branch, remote_name)
@@ -435,6 +444,7 @@ def _checked_bytes(
     logs: Path,
     wanted: list[tuple[savepoint_log.Savepoint, str]],
     progress: Progress,
+    added: dict[str, str],
 ) -> tuple[list[bytes], list[bytes], list[str]]:
     """Each wanted savepoint's snapshot, checked against what its root vouches for, the chunks
     they list that logs/ lacks, each checked against its name, and the snapshots the tip holds
@@ -443,8 +453,8 @@ def _checked_bytes(
     the tip, and that copy is restored when it holds, the tip's named. A chunk is read where the
     first savepoint listing it was committed, else at the tip: each machine names the chunks it
     commits with a naming key of its own, so the tip's key names only the chunks its own machine
-    committed (another machine's savepoints keep theirs under their commit's key)."""
-    added = gitstore.commits_adding_snapshots(repo, tip)
+    committed (another machine's savepoints keep theirs under their commit's key). `added`: the
+    commit that pushed each snapshot file, as `_restored_into` was given it."""
     reads = list(gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys))
     read_from = [tip] * len(wanted)
     spoilt = [i for i, (pair, data) in enumerate(zip(wanted, reads)) if _contradicts(data, *pair, tip) is not None]

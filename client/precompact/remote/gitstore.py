@@ -118,9 +118,16 @@ SNAPSHOT_LIMIT = 256 << 20
 # The naming key encrypted to every recipient: a 1 KB file plus a stanza of under 1 KB each.
 NAMING_KEY_BLOB_LIMIT = 1 << 20
 # Each savepoint's snapshot is added by one commit, and its line in the index is over 512 bytes
-# (the SAVEPOINT_CREATED line alone is about 850): a history with more commits adding snapshots
-# than an index copy within its bound could list is not precompact's, and is read no further.
+# (the SAVEPOINT_CREATED line alone is about 850): a history with more commits than an index copy
+# within its bound could list savepoints is not precompact's, and is read no further for the
+# snapshot files it added (`commits_adding_snapshots`).
 SNAPSHOT_COMMITS_LIMIT = INDEX_COPY_LIMIT // 512
+# Nor beyond the commits whose trees along logs/precompact-saves/ (each diffed against its
+# parent's) add up to this: the directory's tree holds every snapshot file (about 72 bytes an
+# entry), so N savepoints make git compare about 72·N² bytes: this bound reads a branch of
+# about 5,000 savepoints whole, in a second or two, and a remote's cheap commits that each add
+# a file cost no more than that (docs/performance.md).
+TREES_READ_LIMIT = 2 << 30
 # Every fetch names the refs it brings (precompact's branches only) and no tag: git's
 # auto-following would also bring any tag a pusher points into those histories. git itself has
 # no bound on what one fetch brings (docs/security.md); what is read of it is bounded above.
@@ -1295,12 +1302,22 @@ def blobs_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[tuple[str, i
     either is missing, from one `git cat-file --batch-check` (GitPython parses every tree on the
     way: over a branch of N savepoints, each holding all earlier snapshots, that grows as N
     squared)."""
-    askable = [i for i, (commit, path) in enumerate(wanted) if "\n" not in commit + path]
-    found: list[tuple[str, int] | None] = [None] * len(wanted)
+    return [
+        (found[0], found[2]) if found is not None and found[1] == "blob" else None
+        for found in _batch_check(repo, [f"{commit}:{path}" for commit, path in wanted])
+    ]
+
+
+def _batch_check(repo: git.Repo, questions: list[str]) -> list[tuple[str, str, int] | None]:
+    """The id, type and size (as git states them, nothing read) of the object each of
+    `questions` names (`<commit>:<path>` and the like), None where it names none, from one `git
+    cat-file --batch-check`."""
+    askable = [i for i, question in enumerate(questions) if "\n" not in question]
+    found: list[tuple[str, str, int] | None] = [None] * len(questions)
     if not askable:
         return found
     with tempfile.TemporaryFile() as names:
-        names.write("".join(f"{wanted[i][0]}:{wanted[i][1]}\n" for i in askable).encode())
+        names.write("".join(f"{questions[i]}\n" for i in askable).encode())
         names.seek(0)
         answer = repo.git.cat_file(
             "--batch-check=%(objectname) %(objecttype) %(objectsize)", istream=names
@@ -1311,8 +1328,8 @@ def blobs_at(repo: git.Repo, wanted: list[tuple[str, str]]) -> list[tuple[str, i
         )
     for i, line in zip(askable, answer):
         fields = line.split(" ")
-        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
-            found[i] = (fields[0], int(fields[2]))
+        if len(fields) == 3 and fields[2].isdigit():
+            found[i] = (fields[0], fields[1], int(fields[2]))
     return found
 
 
@@ -1812,30 +1829,102 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
     return commit if commit is not None and (commit == tip or _is_ancestor(repo, commit, tip)) else None
 
 
-def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
-    """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
-    added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
-    adding one (a snapshot beyond them is read at the tip, as one added by none), whichever
-    parent of a merge it is behind (`_ADDS_ANYWHERE`); in the log's order of those commits,
-    newest first (what reads only the newest of them takes from the front)."""
-    listing = repo.git.log(
-        *_ADDS_ANYWHERE,
-        "--diff-filter=A",
-        f"--max-count={SNAPSHOT_COMMITS_LIMIT}",
-        "--format=%x00%H",
-        "--name-only",
-        "-z",
-        tip,
-        "--",
-        SAVES_PREFIX,
-    )
+@dataclass(frozen=True)
+class SnapshotsAdded:
+    """The commits of a history that added snapshot files, as far as it was read."""
+
+    # For each snapshot file (as the index names it), the first commit that added it, clear or
+    # encrypted, newest first (what reads only the newest of them takes from the front).
+    commits: dict[str, str]
+    # The newest commit whose additions were not read (None: the whole history was), and why.
+    unread: str | None = None
+    why_unread: str | None = None
+
+
+def commits_adding_snapshots(repo: git.Repo, tip: str) -> SnapshotsAdded:
+    """Which commit of `tip`'s history first added each snapshot file, whichever parent of a
+    merge it is behind (every parent's history is listed), read newest first (`--topo-order`)
+    for as long as the trees git compares stay within TREES_READ_LIMIT and the commits within
+    SNAPSHOT_COMMITS_LIMIT; the first commit beyond is named unread. A commit costs git the
+    trees along SAVES_PREFIX of it and of its parent: a directory of N snapshot files is one tree
+    of N entries, read again at every commit that adds one, so reading them all grows with the
+    square of the commits (docs/performance.md). Their sizes are asked of git (`cat-file
+    --batch-check`, a level of the path at a time, each only of the commits within the bound so
+    far) before one `diff-tree --stdin` lists what the commits within it added."""
+    listing = repo.git.log("--topo-order", f"--max-count={SNAPSHOT_COMMITS_LIMIT + 1}", "--format=%H %T %P", tip, "--")
+    history = [line.split() for line in listing.splitlines()]
+    # One commit beyond the bound is listed: it may be the parent the last one is diffed against.
+    roots = {fields[0]: fields[1] for fields in history}
+    parents = {fields[0]: fields[2:] for fields in history}
+    # The trees along SAVES_PREFIX of each commit asked about, root first, with their sizes.
+    along: dict[str, list[tuple[str, int]]] = {commit: [] for commit in roots}
+    read = [fields[0] for fields in history[:SNAPSHOT_COMMITS_LIMIT]]
+    for depth, name in enumerate(("", *SAVES_PREFIX.strip("/").split("/"))):
+        # Each commit within the bound so far, and the parent it is diffed against, whose path
+        # reached this level: its tree here, by the tree above it (an absent one costs nothing).
+        measured = {c for commit in read for c in (commit, *parents[commit][:1]) if c in along}
+        asked = {
+            c: roots[c] if depth == 0 else f"{along[c][-1][0]}:{name}"
+            for c in measured
+            if len(along[c]) == depth and (depth == 0 or along[c][-1][0])
+        }
+        questions = sorted(set(asked.values()))
+        answers = dict(zip(questions, _trees(repo, questions)))
+        for c, question in asked.items():
+            along[c].append(answers[question] or ("", 0))
+        read = _within_bound(read, parents, along)
+    unread = history[len(read)][0] if len(read) < len(history) else None
+    why = None
+    if unread is not None:
+        why = (
+            f"over {SNAPSHOT_COMMITS_LIMIT:,} commits"
+            if len(read) == SNAPSHOT_COMMITS_LIMIT
+            else f"the trees git compares for the newer ones reach {_megabytes(TREES_READ_LIMIT)} MB"
+        )
+    return SnapshotsAdded(_added(repo, read), unread, why)
+
+
+def _within_bound(read: list[str], parents: dict[str, list[str]], along: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """The newest of `read` whose trees (`along`: as far as known), with those of their first
+    parent (diffed against them; a merge is not diffed), add up to at most TREES_READ_LIMIT."""
+    total = 0
+    for i, commit in enumerate(read):
+        compared = [commit] if len(parents[commit]) > 1 else [commit, *parents[commit]]
+        if any(c not in along for c in compared):
+            return read[:i]  # its parent is beyond SNAPSHOT_COMMITS_LIMIT: not measured
+        total += sum(size for c in compared for _, size in along[c])
+        if total > TREES_READ_LIMIT:
+            return read[:i]
+    return read
+
+
+def _trees(repo: git.Repo, questions: list[str]) -> list[tuple[str, int] | None]:
+    """The id and size (as git states it, nothing read) of the tree each of `questions` names
+    (`<tree>` or `<tree>:<name>`), None where it names none, from one `git cat-file --batch-check`."""
+    return [
+        (found[0], found[2]) if found is not None and found[1] == "tree" else None
+        for found in _batch_check(repo, questions)
+    ]
+
+
+def _added(repo: git.Repo, commits: list[str]) -> dict[str, str]:
+    """The first of `commits` (newest first) that added each snapshot file, from one `git
+    diff-tree --stdin` (a root commit against the empty tree, a merge not at all)."""
+    if not commits:
+        return {}
+    with tempfile.TemporaryFile() as names:
+        names.write("".join(f"{commit}\n" for commit in commits).encode())
+        names.seek(0)
+        listing = repo.git.diff_tree(
+            "--stdin", "--root", "-r", "--diff-filter=A", "--name-only", "-z", "--", SAVES_PREFIX, istream=names
+        )
     listed: list[tuple[str, str]] = []
     commit = None
     for field in listing.split("\0"):
         field = field.strip("\n")
         if _OBJECT_ID.fullmatch(field):
             commit = field
-        elif field and commit is not None:
+        elif field.startswith(SAVES_PREFIX) and commit is not None:
             listed.append((field.removesuffix(remote_crypto.SUFFIX), commit))
     added: dict[str, str] = {}
     for name, commit in reversed(listed):  # oldest first: the first commit that added it stays

@@ -395,13 +395,15 @@ def _own_savepoints(
     read as `restore` reads them (verifier.team.own_index), walking past a tip index that is not
     a readable one or holds a line another key signed to your own behind it, and saying what it
     left out."""
+    from precompact.remote import gitstore
     from precompact.verifier import team
 
     assert remote.tip is not None
     branch = remote.target.branch
     keys = team.your_keys(config, signed.configured_key(config))
     try:
-        own = team.own_index(remote.repo, remote.target, remote.tip, name, keys)
+        added = gitstore.commits_adding_snapshots(remote.repo, remote.tip)
+        own = team.own_index(remote.repo, remote.target, remote.tip, name, keys, added)
     except (team.IndexNotRead, team.NoOwnIndex) as e:
         raise ResurrectError(f"{e}; nothing was resurrected") from None
     savepoints = savepoint_log.of_instance(own.savepoints, name)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from precompact.config.settings import Config
 from precompact.local import chunks
-from precompact.local.savepoint_log import INDEX_NAME, Savepoint
+from precompact.local.savepoint_log import Savepoint
 
 # GitPython is imported through gitstore where git is read: the SessionStart hook checks a
 # savepoint through this package and never reads git.
@@ -137,15 +137,11 @@ class GitEvidence:
     @cached_property
     def index_at_remote_tip(self) -> tuple[str, object] | None:
         """The remote's savepoint branch tip as this run fetched it, and the index copy it holds
-        as `gitstore.files_at` read it (its bytes, or why not), read once; None when the remote
-        holds no such branch."""
-        from precompact.remote import gitstore
+        as `gitstore.files_at` read it (its bytes, or why not), read once for the run's checks of
+        it (`team.index_copy_at_tip`); None when the remote holds no such branch."""
+        from precompact.verifier import team
 
-        tip = gitstore.remote_tip(self.repo, self.target) if self.remote_branch.exists else None
-        if tip is None:
-            return None
-        [copy] = gitstore.files_at(self.repo, [(tip, f"logs/{INDEX_NAME}")], self.target.keys)
-        return tip, copy
+        return team.index_copy_at_tip(self.repo, self.target) if self.remote_branch.exists else None
 
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be

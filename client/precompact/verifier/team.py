@@ -25,12 +25,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from precompact.boundary import quoting
 from precompact.config.settings import Config
 from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 from precompact.verifier import signed, verdicts
+
+if TYPE_CHECKING:
+    from precompact.remote.gitstore import SnapshotsAdded
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,8 @@ def _judged(
     broken = index_problem(savepoints, signer)
     if broken and owner[0] == own_instance:
         # A line deleted from the middle of your own index: `restore` reads the chain back.
-        walked = rollback(repo, target, commit, own_instance, keys, read.savepoints)
+        added = gitstore.commits_adding_snapshots(repo, commit)
+        walked = rollback(repo, target, commit, own_instance, keys, read.savepoints, added)
         broken = f"{broken}; {_walks_back(walked)}" if walked else broken
     if broken:
         return listed(verdicts.Check(verdicts.FAILED, broken), **found)
@@ -144,11 +149,14 @@ def _judged(
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     # This project's own branch is also held to what logs/ records as pushed to it, and to the
     # longest chain of your savepoints its history holds (what `restore` brings back).
+    not_read = None
     if owner[0] == own_instance:
         lost = tip_problem(repo, target, commit, savepoints, pushed, keys)
-        rolled = None if lost else rollback(repo, target, commit, own_instance, keys, read.savepoints)
-        if rolled is not None:
-            lost = _walks_back(rolled)
+        if not lost:
+            added = gitstore.commits_adding_snapshots(repo, commit)
+            rolled = rollback(repo, target, commit, own_instance, keys, read.savepoints, added)
+            lost = _walks_back(rolled) if rolled is not None else None
+            not_read = None if rolled is not None else history_not_read(added)
         lost = lost or strangers(read.savepoints, own_instance, keys)
         if lost:
             return listed(verdicts.Check(verdicts.FAILED, lost), **found)
@@ -163,7 +171,21 @@ def _judged(
     resign = previous_key(savepoints, keys, pushed) if owner[0] == own_instance else None
     if resign is not None:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, f"{detail}; but {resign}"), **found)
+    if not_read is not None:
+        return listed(verdicts.Check(verdicts.NOT_VERIFIED, f"{detail}; but {not_read}"), **found)
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
+
+
+def history_not_read(added: SnapshotsAdded) -> str | None:
+    """What `rollback` did not weigh of a history whose commits adding snapshot files were read
+    only up to their bound (`gitstore.commits_adding_snapshots`), in words with where to read on;
+    None when they were all read."""
+    if added.unread is None:
+        return None
+    return (
+        f"the snapshot files its history added before commit {added.unread[:12]} were not read ({added.why_unread}): "
+        f"a rollback behind them is not checked (`precompact restore --at {added.unread[:12]}` reads on from there)"
+    )
 
 
 def _walks_back(rolled: tuple[str | None, str, str]) -> str:
@@ -353,8 +375,26 @@ def readable_here(copy: object) -> bool:
     return not isinstance(copy, gitstore.NoIdentity)
 
 
+def index_copy_at_tip(repo, target) -> tuple[str, object] | None:
+    """The tip of this project's instance branch as last fetched from the remote, and the index
+    copy it holds as `gitstore.files_at` read it (its bytes, or why not); None when there is no
+    such tip. Read once a run: `own_branch_problem` and `verify`'s summary check both judge it."""
+    from precompact.remote import gitstore
+
+    tip = gitstore.remote_tip(repo, target)
+    if tip is None:
+        return None
+    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    return tip, copy
+
+
 def own_branch_problem(
-    repo, target, instance: str, keys: dict[str, int | None], pushed: list[savepoint_log.Savepoint]
+    repo,
+    target,
+    instance: str,
+    keys: dict[str, int | None],
+    pushed: list[savepoint_log.Savepoint],
+    tip_copy: tuple[str, object] | None,
 ) -> verdicts.Check | None:
     """The verdict on the index at the tip of this project's instance branch as last fetched
     from the remote (the caller fetches it), when it is not VERIFIED: FAILED for a copy that is
@@ -364,14 +404,12 @@ def own_branch_problem(
     records them pushed) that the tip dropped or holds altered (`tip_problem`); NOT_VERIFIED when
     no check fails but lines this machine wrote are still signed by its previous key
     (`previous_key`: queued for the flush here that re-signs them). In the words `status
-    --remote` gives, with the fix. None when none is, or when no identity here can try an
-    encrypted copy (the git verdicts say why)."""
-    from precompact.remote import gitstore
-
-    tip = gitstore.remote_tip(repo, target)
-    if tip is None or not keys:
+    --remote` gives, with the fix. `tip_copy`: the tip and its index copy (`index_copy_at_tip`).
+    None when none is, or when no identity here can try an encrypted copy (the git verdicts say
+    why)."""
+    if tip_copy is None or not keys:
         return None
-    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    tip, copy = tip_copy
     if not readable_here(copy):
         return None
     where = f"branch {target.branch} at {tip[:12]}"
@@ -644,7 +682,7 @@ class OwnIndex:
     walked: str | None = None
 
 
-def own_index(repo, target, start: str, instance: str, keys: dict[str, int | None]) -> OwnIndex:
+def own_index(repo, target, start: str, instance: str, keys: dict[str, int | None], added: SnapshotsAdded) -> OwnIndex:
     """The index copy at `start` (the branch's tip, or a commit of its history), unless it holds
     a line of `instance` another key signed (`another_key`), is not a readable index
     (`index_at`), or holds fewer of your key's savepoints than an earlier copy of its history (a
@@ -658,7 +696,7 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
     except Spoilt as e:
         read, left_out = [], f"{e.why}, so the tip's index was left out"
     if left_out is None:
-        rolled = _rolled_back(repo, target, start, instance, keys, read)
+        rolled = _rolled_back(repo, target, start, instance, keys, read, added)
         if rolled is not None:
             return rolled
         left_out = strangers(read, instance, keys)
@@ -673,10 +711,16 @@ def own_index(repo, target, start: str, instance: str, keys: dict[str, int | Non
 
 
 def _rolled_back(
-    repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
+    repo,
+    target,
+    start: str,
+    instance: str,
+    keys: dict[str, int | None],
+    read: list[savepoint_log.Savepoint],
+    added: SnapshotsAdded,
 ) -> OwnIndex | None:
     """The index to restore from when the one at `start` is a rollback (`rollback`), or None."""
-    found = rollback(repo, target, start, instance, keys, read)
+    found = rollback(repo, target, start, instance, keys, read, added)
     if found is None:
         return None
     source, dropped, walked = found
@@ -686,7 +730,13 @@ def _rolled_back(
 
 
 def rollback(
-    repo, target, start: str, instance: str, keys: dict[str, int | None], read: list[savepoint_log.Savepoint]
+    repo,
+    target,
+    start: str,
+    instance: str,
+    keys: dict[str, int | None],
+    read: list[savepoint_log.Savepoint],
+    added: SnapshotsAdded,
 ) -> tuple[str | None, str, str] | None:
     """When the index at `start` (`read`) holds only your own lines but a shorter chain of your
     savepoints (`unbroken`: 1, 2, 3 … each there, signed and linking) than an earlier copy of
@@ -695,23 +745,23 @@ def rollback(
     index lost a line from the middle. Then the commit holding the longest chain (`_walk`), what
     the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
     do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file no line of
-    the index at `start` that a root of yours vouches for names (`vouched`: one `git log`; an
-    intact branch names every one it added). The walk also reads the index at the commit that
+    the index at `start` that a root of yours vouches for names (`added`: the commits of
+    `start`'s history that added snapshot files, `gitstore.commits_adding_snapshots`, read up to
+    its bound; an intact branch names every one it added; what lies beyond the bound is named
+    by `history_not_read` where nothing else is wrong). The walk also reads the index at the commit that
     added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
     the index does not name (commits that change the index copy are cheap to push by the
     hundred, and so are those that add a file: the older ones are named as not read).
-    When even so no copy holds a longer chain, and the walk stopped before the history's end
-    (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
+    When even so no copy holds a longer chain, and the walk (or `added`) stopped before the
+    history's end (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
     restore from was found, and the words say so and where to read on, never "no rollback"."""
-    from precompact.remote import gitstore
-
     own = savepoint_log.of_instance(read, instance)
     # An index whose lines run 1, 2, 3 … each linking, and whose lines your keys vouch for name
     # every snapshot file its history added, is no rollback (a line re-labelled as another
     # instance's, or stripped of its signature, names nothing: review15a F8).
     intact = _broken_chain(own) is None
-    added = gitstore.commits_adding_snapshots(repo, start)
-    unnamed = set(added) - _named_by_yours(read, instance, keys)
+    adding_commits = added.commits
+    unnamed = set(adding_commits) - _named_by_yours(read, instance, keys)
     if intact and not unnamed:
         return None
     held = unbroken(own, keys)
@@ -726,10 +776,13 @@ def rollback(
     # snapshot (after a line deleted from the middle, the copy written with it is whole).
     newest = max(own, key=lambda s: s.sequence, default=None)
     # The latter first, then the rest newest first (`_walk` reads the WALK first of them).
-    named_last = [added[newest.snapshot_file]] if newest is not None and newest.snapshot_file in added else []
-    adding = list(dict.fromkeys([*named_last, *(commit for name, commit in added.items() if name in unnamed)]))
+    named_last = (
+        [adding_commits[newest.snapshot_file]] if newest is not None and newest.snapshot_file in adding_commits else []
+    )
+    adding = list(dict.fromkeys([*named_last, *(commit for name, commit in adding_commits.items() if name in unnamed)]))
     source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
     if longest is None or longest <= held:
+        unread = unread or added.unread
         if unread is None:
             return None  # every copy read: none holds more of this chain than the tip
         what = (

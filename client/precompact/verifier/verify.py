@@ -162,7 +162,9 @@ def verify(config: Config, sequence: int | None = None, check_chain: bool = True
     if remote is not None and remote.remote_branch.exists:  # fetched: its tip is the remote's
         keys = team.your_keys(config, run.signer)
         pushed = savepoint_log.of_instance(folded, config.instance)
-        branch = team.own_branch_problem(remote.repo, remote.target, config.instance, keys, pushed)
+        branch = team.own_branch_problem(
+            remote.repo, remote.target, config.instance, keys, pushed, remote.index_at_remote_tip
+        )
         if branch is not None and branch.status == verdicts.FAILED:
             report.findings.append(Finding(None, "layer 2", branch.detail, config.instance))
         elif branch is not None:
