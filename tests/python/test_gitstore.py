@@ -226,7 +226,8 @@ def test_a_branch_file_over_its_kinds_bound_is_never_read_and_says_its_size(work
 
 def test_the_commits_adding_snapshots_are_read_newest_first_up_to_their_bound(workspace, monkeypatch):
     """A history with more commits adding snapshots than an index copy could list is read no
-    further than that many, the newest first (the bound cut to 1 here)."""
+    further than that many, the newest first (the bound cut to 1 here), and the log says it was
+    cut, naming the newest commit it left unread (review16a F1)."""
     project, _ = workspace
     repo = gitstore.open_repository(target(project))
     first, second = savepoint(project), savepoint(project)
@@ -234,10 +235,12 @@ def test_the_commits_adding_snapshots_are_read_newest_first_up_to_their_bound(wo
     c1, c2 = (s.commit for s in savepoint_log.fold(savepoint_log.read(project / "logs").events))
     tip = store_git(project, "rev-parse", f"refs/heads/{BRANCH}").strip()
     names = (first.event["snapshot_file"], second.event["snapshot_file"])
-    assert gitstore.commits_adding_snapshots(repo, tip) == {names[0]: c1, names[1]: c2}
+    assert gitstore.commits_adding_snapshots(repo, tip) == gitstore.AddingCommits({names[0]: c1, names[1]: c2}, None)
     assert gitstore.SNAPSHOT_COMMITS_LIMIT == 131_072  # the figure docs/security.md states
+    monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 2)
+    assert gitstore.commits_adding_snapshots(repo, tip) == gitstore.AddingCommits({names[0]: c1, names[1]: c2}, None)
     monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 1)
-    assert gitstore.commits_adding_snapshots(repo, tip) == {names[1]: c2}
+    assert gitstore.commits_adding_snapshots(repo, tip) == gitstore.AddingCommits({names[1]: c2}, c1)
 
 
 def test_a_tracking_ref_lock_left_by_a_killed_fetch_is_one_line_then_removed_when_stale(workspace):

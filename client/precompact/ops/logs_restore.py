@@ -258,7 +258,7 @@ def _restored_into(
     vouched = _vouched(remote, key, found)
     wanted = _lacking(vouched, held, held, found)
     snapshots, fetched, found.altered = _checked_bytes(repo, target, tip, logs, wanted, progress)
-    added = gitstore.commits_adding_snapshots(repo, tip)  # the commit each savepoint was pushed in
+    added = gitstore.commits_adding_snapshots(repo, tip).added  # the commit each savepoint was pushed in
     written: list[tuple[tuple[savepoint_log.Savepoint, str], bool]] = []
     for (savepoint, root), data in zip(wanted, snapshots):
         existing = logs_dir.read_snapshot(logs, savepoint.snapshot_file, savepoint.sequence)
@@ -444,7 +444,7 @@ def _checked_bytes(
     first savepoint listing it was committed, else at the tip: each machine names the chunks it
     commits with a naming key of its own, so the tip's key names only the chunks its own machine
     committed (another machine's savepoints keep theirs under their commit's key)."""
-    added = gitstore.commits_adding_snapshots(repo, tip)
+    added = gitstore.commits_adding_snapshots(repo, tip).added
     reads = list(gitstore.files_at(repo, [(tip, s.snapshot_file) for s, _ in wanted], target.keys))
     read_from = [tip] * len(wanted)
     spoilt = [i for i, (pair, data) in enumerate(zip(wanted, reads)) if _contradicts(data, *pair, tip) is not None]

@@ -1812,16 +1812,29 @@ def commit_in_history(repo: git.Repo, given: str, tip: str) -> str | None:
     return commit if commit is not None and (commit == tip or _is_ancestor(repo, commit, tip)) else None
 
 
-def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class AddingCommits:
+    """What `commits_adding_snapshots` read of a branch's history."""
+
+    # For each snapshot file (as the index names it), the first commit of those read that added it.
+    added: dict[str, str]
+    # The newest commit adding one that the bounded log left unread (`restore --at` reads on
+    # from there); None when the log reached the history's end.
+    unread: str | None
+
+
+def commits_adding_snapshots(repo: git.Repo, tip: str) -> AddingCommits:
     """For each snapshot file (as the index names it) in `tip`'s history, the first commit that
     added it, clear or encrypted, from one `git log` of at most SNAPSHOT_COMMITS_LIMIT commits
     adding one (a snapshot beyond them is read at the tip, as one added by none), whichever
     parent of a merge it is behind (`_ADDS_ANYWHERE`); in the log's order of those commits,
-    newest first (what reads only the newest of them takes from the front)."""
+    newest first (what reads only the newest of them takes from the front). One commit more is
+    listed than read, so a log cut at the bound says so (`unread`): commits that each re-add a
+    file are cheap to push, and push the commits that added the others out of the log."""
     listing = repo.git.log(
         *_ADDS_ANYWHERE,
         "--diff-filter=A",
-        f"--max-count={SNAPSHOT_COMMITS_LIMIT}",
+        f"--max-count={SNAPSHOT_COMMITS_LIMIT + 1}",
         "--format=%x00%H",
         "--name-only",
         "-z",
@@ -1830,17 +1843,21 @@ def commits_adding_snapshots(repo: git.Repo, tip: str) -> dict[str, str]:
         SAVES_PREFIX,
     )
     listed: list[tuple[str, str]] = []
+    commits: list[str] = []
     commit = None
     for field in listing.split("\0"):
         field = field.strip("\n")
         if _OBJECT_ID.fullmatch(field):
             commit = field
+            commits.append(commit)
         elif field and commit is not None:
             listed.append((field.removesuffix(remote_crypto.SUFFIX), commit))
+    unread = commits[SNAPSHOT_COMMITS_LIMIT] if len(commits) > SNAPSHOT_COMMITS_LIMIT else None
     added: dict[str, str] = {}
     for name, commit in reversed(listed):  # oldest first: the first commit that added it stays
-        added.setdefault(name, commit)
-    return dict(reversed(added.items()))
+        if commit != unread:
+            added.setdefault(name, commit)
+    return AddingCommits(dict(reversed(added.items())), unread)
 
 
 def adopt_remote_branch(repo: git.Repo, target: Target, tip: str, recorded: Collection[str]) -> bool:

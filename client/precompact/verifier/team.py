@@ -696,13 +696,15 @@ def rollback(
     the tip dropped, and the walk's words; None otherwise. Walked only when the tip's own lines
     do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file no line of
     the index at `start` that a root of yours vouches for names (`vouched`: one `git log`; an
-    intact branch names every one it added). The walk also reads the index at the commit that
+    intact branch names every one it added), or that log was cut at its bound (what it left
+    unread may be what the tip dropped: a cut log never reads as "nothing unnamed"). The walk also reads the index at the commit that
     added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
     the index does not name (commits that change the index copy are cheap to push by the
     hundred, and so are those that add a file: the older ones are named as not read).
-    When even so no copy holds a longer chain, and the walk stopped before the history's end
-    (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
-    restore from was found, and the words say so and where to read on, never "no rollback"."""
+    When even so no copy holds a longer chain, and the walk or that log stopped before the
+    history's end, the source is None: nothing to restore from was found, and the words say so
+    and where to read on, never "no rollback"; when a longer chain is found behind a cut log,
+    the walk's words also name where to read on for a longer one still."""
     from precompact.remote import gitstore
 
     own = savepoint_log.of_instance(read, instance)
@@ -710,9 +712,13 @@ def rollback(
     # every snapshot file its history added, is no rollback (a line re-labelled as another
     # instance's, or stripped of its signature, names nothing: review15a F8).
     intact = _broken_chain(own) is None
-    added = gitstore.commits_adding_snapshots(repo, start)
+    adding_log = gitstore.commits_adding_snapshots(repo, start)
+    added = adding_log.added
     unnamed = set(added) - _named_by_yours(read, instance, keys)
-    if intact and not unnamed:
+    # A log cut at its bound proves nothing unnamed: the commits that added the dropped
+    # savepoints' files may be the ones it did not read (review16a F1: re-adds pushed on top).
+    cut = adding_log.unread
+    if intact and not unnamed and cut is None:
         return None
     held = unbroken(own, keys)
     # Your lines after the chain's break (each signature checked once: those up to it were).
@@ -729,19 +735,27 @@ def rollback(
     named_last = [added[newest.snapshot_file]] if newest is not None and newest.snapshot_file in added else []
     adding = list(dict.fromkeys([*named_last, *(commit for name, commit in added.items() if name in unnamed)]))
     source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
+    if cut is not None:
+        walked += f"; {_cut_words(cut)}"
     if longest is None or longest <= held:
-        if unread is None:
+        if unread is None and cut is None:
             return None  # every copy read: none holds more of this chain than the tip
         what = (
             f"its history added {len(unnamed)} snapshot file(s) its index does not name"
             if unnamed
             else f"its index holds your {_sequences(sorted({s.sequence for s in own}))}, not 1, 2, 3 … each linking"
+            if not intact
+            else f"its history holds more than {gitstore.SNAPSHOT_COMMITS_LIMIT:,} commits that added a snapshot file"
         )
-        return (
-            None,
-            f"{what}, and no copy of the index read holds a longer chain of your savepoints",
-            f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there",
-        )
+        where = [
+            *(
+                [f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there"]
+                if unread
+                else []
+            ),
+            *([_cut_words(cut)] if cut is not None else []),
+        ]
+        return None, f"{what}, and no copy of the index read holds a longer chain of your savepoints", "; ".join(where)
     # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
     # broken between lines it holds) every one after the break.
     dropped = [n for n in range(held + 1, longest + 1) if n not in yours] or list(range(held + 1, longest + 1))
@@ -775,6 +789,17 @@ def rollback(
     else:
         words = f"its index holds none of your savepoints, an earlier copy in its history up to #{longest}: a later commit dropped them (a rollback)"
     return source, words, walked
+
+
+def _cut_words(unread: str) -> str:
+    """What `rollback` says of a log of the commits that added a snapshot file cut at its bound,
+    `unread` the newest commit it left unread."""
+    from precompact.remote import gitstore
+
+    return (
+        f"of the commits that added a snapshot file, only the {gitstore.SNAPSHOT_COMMITS_LIMIT:,} newest were read, so a "
+        f"savepoint added before them was not looked for: `precompact restore --at {unread[:12]}` reads on from there"
+    )
 
 
 def _named_by_yours(read: list[savepoint_log.Savepoint], instance: str, keys: dict[str, int | None]) -> set[str]:
