@@ -1092,7 +1092,7 @@ def test_a_savepoint_at_the_tip_after_a_gap_no_earlier_copy_reaches_is_named_lef
 def _churned(project: Project, tmp_path: Path, replay_first: bool, churned: str, pairs: int) -> None:
     """Anyone who can push (no force) puts commits on the branch: with `replay_first`, one whose
     tree is savepoint 1's (a rollback); then `pairs` pairs that each remove the file of logs/
-    whose path holds `churned` and put it back (review14a F3: the index copy, more changes of it
+    whose path holds `churned` (the first) and put it back (review14a F3: the index copy, more changes of it
     than the walk's WALK newest; review16a F1: savepoint 1's snapshot, a file the tip's index
     names, more adding commits than the log of them reads)."""
     work = tmp_path / "mate"
@@ -1102,7 +1102,7 @@ def _churned(project: Project, tmp_path: Path, replay_first: bool, churned: str,
         first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
         replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
         run_git(work, "reset", "-q", "--hard", replay)
-    [path] = [p for p in run_git(work, "ls-files", "logs/").split() if churned in p]
+    path = next(p for p in run_git(work, "ls-files", "logs/").split() if churned in p)
     for n in range(pairs):
         run_git(work, "rm", "-q", path)
         run_git(work, *mate, "commit", "-q", "-m", f"gone {n}")
@@ -1193,31 +1193,30 @@ def test_a_rollback_no_copy_within_the_walk_outruns_is_not_called_whole_and_name
     assert document["complete"] is False and [s["sequence"] for s in document["restored"]] == [1], restored.output
 
 
-def _padded_past_the_adding_log(project: Project, tmp_path: Path, monkeypatch) -> tuple[Path, str]:
-    """review16a F1: a rollback to savepoint 1's tree, then 5 pairs of commits that remove and
-    re-add savepoint 1's own snapshot file (one the tip's signed index names), more adding
+def _padded_past_the_adding_log(project: Project, tmp_path: Path, monkeypatch, replay_first: bool = True) -> str:
+    """review16a F1: with `replay_first`, a rollback to savepoint 1's tree; then 5 pairs of
+    commits that remove and re-add a snapshot file the tip's signed index names, more adding
     commits than the log of them reads (its bound cut to 4 here: 131,072 commits push in 24 s).
-    The second machine's clone, in-process with that bound, and the last re-add the log left
-    unread."""
+    A second machine's clone is the working directory, in-process with that bound; the newest
+    re-add the log leaves unread is returned."""
     from precompact.remote import gitstore
 
-    _churned(project, tmp_path, True, "precompact-saves/", 5)
+    _churned(project, tmp_path, replay_first, "precompact-saves/", 5)
     clone, env = _second_machine(project, tmp_path)
     monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 4)
     monkeypatch.chdir(clone)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    unread = run_git(tmp_path / "mate", "rev-parse", "HEAD~8").strip()  # "back 0", the oldest re-add
-    return clone, unread
+    return run_git(tmp_path / "mate", "rev-parse", "HEAD~8").strip()  # "back 0", the oldest re-add
 
 
 def test_a_rollback_behind_more_adding_commits_than_the_log_reads_is_still_walked_back(project, tmp_path, monkeypatch):
     """review16a F1: a log of the adding commits cut at its bound is never "nothing unnamed":
     the history is walked all the same, so `status --remote` and `verify` fail the tip (exit 1,
-    no ✓) and `restore` brings back 1..3 (exit 1, not complete), naming where the cut log reads
-    on, never "✓ complete" with savepoint 1 alone."""
+    no ✓) and `restore` brings back 1..3 from the commit that pushed them (exit 1, not
+    complete), never "✓ complete" with savepoint 1 alone."""
     pushed = _remote_tip(project)
-    _, unread = _padded_past_the_adding_log(project, tmp_path, monkeypatch)
+    _padded_past_the_adding_log(project, tmp_path, monkeypatch)
     listed = invoke("status", "--remote")
     assert listed.exit_code == 1 and "✓" not in listed.output, listed.output
     assert f"`precompact restore` walks back for them, restoring from commit {pushed[:12]}" in listed.output
@@ -1225,22 +1224,19 @@ def test_a_rollback_behind_more_adding_commits_than_the_log_reads_is_still_walke
     document = json.loads(restored.output[restored.output.index("{") :])  # after the progress line
     assert restored.exit_code == 1 and document["complete"] is False, restored.output
     assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
-    assert (
-        "of the commits that added a snapshot file, only the 4 newest were read, so a savepoint added before them "
-        f"was not looked for: `precompact restore --at {unread[:12]}` reads on from there"
-    ) in document["walked"], document["walked"]
+    assert document["commit"] == pushed and "savepoints 2..3 were dropped" in document["foreign"], document
     verify = invoke("verify")
     assert verify.exit_code == 1 and "✓" not in verify.output.splitlines()[0], verify.output
 
 
 def test_a_cut_adding_log_with_no_longer_copy_read_is_not_called_whole(project, tmp_path, monkeypatch):
-    """review16a F1, where the walk (cut to one commit, without the adding commits) finds no
-    longer chain either: the tip is still not called whole, `status --remote` fails it naming
-    `precompact restore --at` the newest re-add the log left unread (exit 1), and `restore` is
-    not complete (exit 1)."""
+    """review16a F1, where the walk (cut to one commit, without the adding commits) stops before
+    the history's end and finds no longer chain: the tip is still not called whole, `status
+    --remote` fails it naming `precompact restore --at` the newest re-add the log left unread
+    (exit 1), and `restore` is not complete (exit 1)."""
     from precompact.verifier import team
 
-    _, unread = _padded_past_the_adding_log(project, tmp_path, monkeypatch)
+    unread = _padded_past_the_adding_log(project, tmp_path, monkeypatch)
     monkeypatch.setattr(team, "WALK", 1)
     walk = team._walk
     monkeypatch.setattr(team, "_walk", lambda *args, also=(), **named: walk(*args, **named))
@@ -1249,13 +1245,30 @@ def test_a_cut_adding_log_with_no_longer_copy_read_is_not_called_whole(project, 
     assert "its history holds more than 4 commits that added a snapshot file, and no copy of the index read" in (
         listed.output
     ), listed.output
-    assert f"`precompact restore --at {unread[:12]}` reads on from there" in listed.output, listed.output
+    assert (
+        "of the commits that added a snapshot file, only the 4 newest were read, so a savepoint added before them "
+        f"was not looked for: `precompact restore --at {unread[:12]}` reads on from there"
+    ) in listed.output, listed.output
     restored = invoke("restore", "--json")
     document = json.loads(restored.output[restored.output.index("{") :])
     assert restored.exit_code == 1 and document["complete"] is False, restored.output
     assert [s["sequence"] for s in document["restored"]] == [1], document
-    verify = invoke("verify")
-    assert verify.exit_code == 1 and "✓" not in verify.output.splitlines()[0], verify.output
+
+
+def test_adding_commits_past_the_log_over_a_history_the_walk_reads_whole_are_no_rollback(
+    project, tmp_path, monkeypatch
+):
+    """review16a F1's padding with no rollback under it: the log of the adding commits is cut,
+    but the walk reads every commit that changed the index copy, so every copy it held, and none
+    holds more than the tip. The tip stays whole (`status --remote` ✓, exit 0; `restore`
+    complete with 1..3): commits anyone can push cannot fail a branch for good."""
+    _padded_past_the_adding_log(project, tmp_path, monkeypatch, replay_first=False)
+    listed = invoke("status", "--remote")
+    assert listed.exit_code == 0 and listed.output.startswith("✓"), listed.output
+    restored = invoke("restore", "--json")
+    document = json.loads(restored.output[restored.output.index("{") :])
+    assert restored.exit_code == 0 and document["complete"] is True, restored.output
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
 
 
 def _relabelled(project: Project, tmp_path: Path, sequences: tuple[int, ...], unsigned: bool, remove: bool) -> None:

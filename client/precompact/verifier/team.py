@@ -697,14 +697,14 @@ def rollback(
     do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file no line of
     the index at `start` that a root of yours vouches for names (`vouched`: one `git log`; an
     intact branch names every one it added), or that log was cut at its bound (what it left
-    unread may be what the tip dropped: a cut log never reads as "nothing unnamed"). The walk also reads the index at the commit that
+    unread may be what the tip dropped: a cut log never reads as "nothing unnamed", and only a
+    walk that read every commit changing the index copy clears it). The walk also reads the index at the commit that
     added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
     the index does not name (commits that change the index copy are cheap to push by the
     hundred, and so are those that add a file: the older ones are named as not read).
-    When even so no copy holds a longer chain, and the walk or that log stopped before the
-    history's end, the source is None: nothing to restore from was found, and the words say so
-    and where to read on, never "no rollback"; when a longer chain is found behind a cut log,
-    the walk's words also name where to read on for a longer one still."""
+    When even so no copy holds a longer chain, and the walk stopped before the history's end,
+    the source is None: nothing to restore from was found, and the words say so and where to
+    read on (where the cut log stopped too), never "no rollback"."""
     from precompact.remote import gitstore
 
     own = savepoint_log.of_instance(read, instance)
@@ -716,7 +716,8 @@ def rollback(
     added = adding_log.added
     unnamed = set(added) - _named_by_yours(read, instance, keys)
     # A log cut at its bound proves nothing unnamed: the commits that added the dropped
-    # savepoints' files may be the ones it did not read (review16a F1: re-adds pushed on top).
+    # savepoints' files may be the ones it did not read (review16a F1: re-adds pushed on top),
+    # so the history is walked as when a file is unnamed.
     cut = adding_log.unread
     if intact and not unnamed and cut is None:
         return None
@@ -735,10 +736,12 @@ def rollback(
     named_last = [added[newest.snapshot_file]] if newest is not None and newest.snapshot_file in added else []
     adding = list(dict.fromkeys([*named_last, *(commit for name, commit in added.items() if name in unnamed)]))
     source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
-    if cut is not None:
-        walked += f"; {_cut_words(cut)}"
+    # Where the log of the adding commits stopped is a place to read on only where the walk
+    # stopped before the history's end too: a walk that read every commit changing the index
+    # copy read every copy it held, and what the log left unread adds none.
+    also_unread = f"; {_cut_words(cut)}" if cut is not None and unread is not None else ""
     if longest is None or longest <= held:
-        if unread is None and cut is None:
+        if unread is None:
             return None  # every copy read: none holds more of this chain than the tip
         what = (
             f"its history added {len(unnamed)} snapshot file(s) its index does not name"
@@ -747,15 +750,12 @@ def rollback(
             if not intact
             else f"its history holds more than {gitstore.SNAPSHOT_COMMITS_LIMIT:,} commits that added a snapshot file"
         )
-        where = [
-            *(
-                [f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there"]
-                if unread
-                else []
-            ),
-            *([_cut_words(cut)] if cut is not None else []),
-        ]
-        return None, f"{what}, and no copy of the index read holds a longer chain of your savepoints", "; ".join(where)
+        return (
+            None,
+            f"{what}, and no copy of the index read holds a longer chain of your savepoints",
+            f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there{also_unread}",
+        )
+    walked += also_unread
     # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
     # broken between lines it holds) every one after the break.
     dropped = [n for n in range(held + 1, longest + 1) if n not in yours] or list(range(held + 1, longest + 1))
