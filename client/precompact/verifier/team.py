@@ -698,10 +698,11 @@ def rollback(
     the index at `start` that a root of yours vouches for names (`vouched`: one `git log`; an
     intact branch names every one it added), or that log was cut at its bound (what it left
     unread may be what the tip dropped: a cut log never reads as "nothing unnamed", and only a
-    walk that read every commit changing the index copy clears it). The walk also reads the index at the commit that
-    added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
-    the index does not name (commits that change the index copy are cheap to push by the
-    hundred, and so are those that add a file: the older ones are named as not read).
+    walk that read every commit changing the index copy clears it). The walk also reads the
+    index at the commit that added its newest line's snapshot, and at the WALK newest commits
+    that added a snapshot file the index does not name (commits that change the index copy are
+    cheap to push by the hundred, and so are those that add a file: the older ones are named as
+    not read).
     When even so no copy holds a longer chain, and the walk stopped before the history's end,
     the source is None: nothing to restore from was found, and the words say so and where to
     read on (where the cut log stopped too), never "no rollback"."""
