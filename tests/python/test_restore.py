@@ -1089,10 +1089,12 @@ def test_a_savepoint_at_the_tip_after_a_gap_no_earlier_copy_reaches_is_named_lef
     ), document["foreign"]
 
 
-def _index_churned(project: Project, tmp_path: Path, replay_first: bool) -> None:
-    """review14a F3: anyone who can push (no force) puts commits on the branch: with
-    `replay_first`, one whose tree is savepoint 1's (a rollback); then 202 that each change the
-    index copy (removed, put back), more than the walk's WALK newest of them."""
+def _churned(project: Project, tmp_path: Path, replay_first: bool, churned: str, pairs: int) -> None:
+    """Anyone who can push (no force) puts commits on the branch: with `replay_first`, one whose
+    tree is savepoint 1's (a rollback); then `pairs` pairs that each remove the file of logs/
+    whose path holds `churned` (the first) and put it back (review14a F3: the index copy, more changes of it
+    than the walk's WALK newest; review16a F1: savepoint 1's snapshot, a file the tip's index
+    names, more adding commits than the log of them reads)."""
     work = tmp_path / "mate"
     run_git(tmp_path, "clone", "-q", "-b", project.branch, str(project.remote), str(work))
     mate = ("-c", "user.name=mate", "-c", "user.email=m@x")
@@ -1100,20 +1102,25 @@ def _index_churned(project: Project, tmp_path: Path, replay_first: bool) -> None
         first = run_git(work, "rev-list", "--reverse", "HEAD").split()[0]
         replay = run_git(work, *mate, "commit-tree", f"{first}^{{tree}}", "-p", "HEAD", "-m", "tidy").strip()
         run_git(work, "reset", "-q", "--hard", replay)
-    [index] = [p for p in run_git(work, "ls-files", "logs/").split() if "precompact-savepoint.jsonl" in p]
-    for n in range(101):
-        run_git(work, "rm", "-q", index)
+    path = next(p for p in run_git(work, "ls-files", "logs/").split() if churned in p)
+    for n in range(pairs):
+        run_git(work, "rm", "-q", path)
         run_git(work, *mate, "commit", "-q", "-m", f"gone {n}")
-        run_git(work, "checkout", "HEAD~1", "--", index)
+        run_git(work, "checkout", "HEAD~1", "--", path)
         run_git(work, *mate, "commit", "-q", "-m", f"back {n}")
     run_git(work, "push", "-q", "origin", project.branch)
+
+
+def _index_churned(project: Project, tmp_path: Path, replay_first: bool) -> None:
+    """review14a F3: 202 commits that each change the index copy (`_churned`)."""
+    _churned(project, tmp_path, replay_first, "precompact-savepoint.jsonl", 101)
 
 
 def test_a_rollback_hidden_behind_more_index_commits_than_the_walk_reads_is_still_found(project, tmp_path):
     """review14a F3: a rollback to savepoint 1's tree, then 202 commits that delete and put back
     the index copy. The walk also reads the commits that added the snapshot files the tip's index
-    does not name, which cannot be padded: a new machine's `status --remote` fails the tip and
-    names the walk back, `restore` brings back 1..3 (exit 1, not complete), never "✓ complete"
+    does not name (padding those is review16a F1's test, below): a new machine's `status
+    --remote` fails the tip and names the walk back, `restore` brings back 1..3 (exit 1, not complete), never "✓ complete"
     with savepoint 1 alone."""
     pushed = _remote_tip(project)
     _index_churned(project, tmp_path, replay_first=True)
@@ -1184,6 +1191,85 @@ def test_a_rollback_no_copy_within_the_walk_outruns_is_not_called_whole_and_name
     assert restored.exit_code == 1, restored.output
     document = json.loads(restored.output[restored.output.index("{") :])  # after the progress line
     assert document["complete"] is False and [s["sequence"] for s in document["restored"]] == [1], restored.output
+
+
+def _padded_past_the_adding_log(project: Project, tmp_path: Path, monkeypatch, replay_first: bool = True) -> str:
+    """review16a F1: with `replay_first`, a rollback to savepoint 1's tree; then 5 pairs of
+    commits that remove and re-add a snapshot file the tip's signed index names, more adding
+    commits than the log of them reads (its bound cut to 4 here: 131,072 commits push in 24 s).
+    A second machine's clone is the working directory, in-process with that bound; the newest
+    commit the log leaves unread (the fifth newest: it lists 4) is returned."""
+    from precompact.remote import gitstore
+
+    _churned(project, tmp_path, replay_first, "precompact-saves/", 5)
+    clone, env = _second_machine(project, tmp_path)
+    monkeypatch.setattr(gitstore, "SNAPSHOT_COMMITS_LIMIT", 4)
+    monkeypatch.chdir(clone)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return run_git(tmp_path / "mate", "rev-parse", "HEAD~4").strip()
+
+
+def test_a_rollback_behind_more_adding_commits_than_the_log_reads_is_still_walked_back(project, tmp_path, monkeypatch):
+    """review16a F1: a log of the adding commits cut at its bound is never "nothing unnamed":
+    the history is walked all the same, so `status --remote` and `verify` fail the tip (exit 1,
+    no ✓) and `restore` brings back 1..3 from the commit that pushed them (exit 1, not
+    complete), never "✓ complete" with savepoint 1 alone."""
+    pushed = _remote_tip(project)
+    _padded_past_the_adding_log(project, tmp_path, monkeypatch)
+    listed = invoke("status", "--remote")
+    assert listed.exit_code == 1 and "✓" not in listed.output, listed.output
+    assert f"`precompact restore` walks back for them, restoring from commit {pushed[:12]}" in listed.output
+    restored = invoke("restore", "--json")
+    document = json.loads(restored.output[restored.output.index("{") :])  # after the progress line
+    assert restored.exit_code == 1 and document["complete"] is False, restored.output
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
+    assert document["commit"] == pushed and "savepoints 2..3 were dropped" in document["foreign"], document
+    verify = invoke("verify")
+    assert verify.exit_code == 1 and "✓" not in verify.output.splitlines()[0], verify.output
+
+
+def test_a_cut_adding_log_with_no_longer_copy_read_is_not_called_whole(project, tmp_path, monkeypatch):
+    """review16a F1, where the walk (cut to one commit, without the adding commits) stops before
+    the history's end and finds no longer chain: the tip is still not called whole, `status
+    --remote` fails it naming `precompact restore --at` the newest commit the log left unread
+    (exit 1), and `restore` is not complete (exit 1)."""
+    from precompact.verifier import team
+
+    unread = _padded_past_the_adding_log(project, tmp_path, monkeypatch)
+    monkeypatch.setattr(team, "WALK", 1)
+    walk = team._walk
+    monkeypatch.setattr(team, "_walk", lambda *args, also=(), **named: walk(*args, **named))
+    listed = invoke("status", "--remote")
+    assert listed.exit_code == 1 and "✓" not in listed.output, listed.output
+    assert (
+        f"the commits of its history from {unread[:12]} back were not read for the snapshot files they added "
+        "(over 4 commits), and no copy of the index read"
+    ) in listed.output, listed.output
+    assert (
+        f"the commits from {unread[:12]} back were not read for the snapshot files they added (over 4 commits), so a "
+        f"savepoint added by one of them was not looked for: `precompact restore --at {unread[:12]}` reads on from there"
+    ) in listed.output, listed.output
+    restored = invoke("restore", "--json")
+    document = json.loads(restored.output[restored.output.index("{") :])
+    assert restored.exit_code == 1 and document["complete"] is False, restored.output
+    assert [s["sequence"] for s in document["restored"]] == [1], document
+
+
+def test_adding_commits_past_the_log_over_a_history_the_walk_reads_whole_are_no_rollback(
+    project, tmp_path, monkeypatch
+):
+    """review16a F1's padding with no rollback under it: the log of the adding commits is cut,
+    but the walk reads every commit that changed the index copy, so every copy it held, and none
+    holds more than the tip. The tip stays whole (`status --remote` ✓, exit 0; `restore`
+    complete with 1..3): commits anyone can push cannot fail a branch for good."""
+    _padded_past_the_adding_log(project, tmp_path, monkeypatch, replay_first=False)
+    listed = invoke("status", "--remote")
+    assert listed.exit_code == 0 and listed.output.startswith("✓"), listed.output
+    restored = invoke("restore", "--json")
+    document = json.loads(restored.output[restored.output.index("{") :])
+    assert restored.exit_code == 0 and document["complete"] is True, restored.output
+    assert [s["sequence"] for s in document["restored"]] == [1, 2, 3], document
 
 
 def _relabelled(project: Project, tmp_path: Path, sequences: tuple[int, ...], unsigned: bool, remove: bool) -> None:

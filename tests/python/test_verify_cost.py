@@ -105,10 +105,12 @@ def test_restore_lists_the_commits_adding_snapshots_once(tmp_path, monkeypatch):
     assert len(tips) == 1, tips
 
 
-def test_status_remote_names_the_history_past_the_trees_bound_as_not_read_never_verified(tmp_path, monkeypatch):
+def test_status_remote_walks_a_history_past_the_trees_bound_and_names_what_neither_read(tmp_path, monkeypatch):
     """`status --remote` weighs a rollback of your branch against the snapshot files its history
     added, read newest first within gitstore.TREES_READ_LIMIT: past it (cut to a byte here) the
-    verdict is "not verified" and names the first commit not read, never VERIFIED."""
+    history is walked back instead, VERIFIED only when the walk read every index copy; where the
+    walk stops early too (cut to one commit here), the first commit not read is named, never
+    VERIFIED."""
     from precompact import api
     from precompact.verifier import team, verdicts
 
@@ -119,6 +121,14 @@ def test_status_remote_names_the_history_past_the_trees_bound_as_not_read_never_
     assert judged.yours and judged.check.status == verdicts.VERIFIED, judged.check
     monkeypatch.setattr(gitstore, "TREES_READ_LIMIT", 1, raising=False)
     [judged] = team.instances(loaded)
-    assert judged.check.status == verdicts.NOT_VERIFIED, judged.check
-    assert f"added before commit {judged.commit[:12]} were not read (the trees git compares" in judged.check.detail
+    assert judged.check.status == verdicts.VERIFIED, judged.check
+    monkeypatch.setattr(team, "WALK", 1)
+    walk = team._walk
+    monkeypatch.setattr(team, "_walk", lambda *args, also=(), **named: walk(*args, **named))
+    [judged] = team.instances(loaded)
+    assert judged.check.status != verdicts.VERIFIED, judged.check
+    assert (
+        f"from {judged.commit[:12]} back were not read for the snapshot files they added (the trees git compares"
+        in (judged.check.detail)
+    ), judged.check
     assert f"`precompact restore --at {judged.commit[:12]}` reads on from there" in judged.check.detail

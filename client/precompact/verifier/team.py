@@ -149,14 +149,12 @@ def _judged(
         return listed(verdicts.Check(verdicts.FAILED, why), **found)
     # This project's own branch is also held to what logs/ records as pushed to it, and to the
     # longest chain of your savepoints its history holds (what `restore` brings back).
-    not_read = None
     if owner[0] == own_instance:
         lost = tip_problem(repo, target, commit, savepoints, pushed, keys)
         if not lost:
             added = gitstore.commits_adding_snapshots(repo, commit)
             rolled = rollback(repo, target, commit, own_instance, keys, read.savepoints, added)
             lost = _walks_back(rolled) if rolled is not None else None
-            not_read = None if rolled is not None else history_not_read(added)
         lost = lost or strangers(read.savepoints, own_instance, keys)
         if lost:
             return listed(verdicts.Check(verdicts.FAILED, lost), **found)
@@ -171,21 +169,7 @@ def _judged(
     resign = previous_key(savepoints, keys, pushed) if owner[0] == own_instance else None
     if resign is not None:
         return listed(verdicts.Check(verdicts.NOT_VERIFIED, f"{detail}; but {resign}"), **found)
-    if not_read is not None:
-        return listed(verdicts.Check(verdicts.NOT_VERIFIED, f"{detail}; but {not_read}"), **found)
     return listed(verdicts.Check(verdicts.VERIFIED, detail, last.snapshot_hash), **found)
-
-
-def history_not_read(added: SnapshotsAdded) -> str | None:
-    """What `rollback` did not weigh of a history whose commits adding snapshot files were read
-    only up to their bound (`gitstore.commits_adding_snapshots`), in words with where to read on;
-    None when they were all read."""
-    if added.unread is None:
-        return None
-    return (
-        f"the snapshot files its history added before commit {added.unread[:12]} were not read ({added.why_unread}): "
-        f"a rollback behind them is not checked (`precompact restore --at {added.unread[:12]}` reads on from there)"
-    )
 
 
 def _walks_back(rolled: tuple[str | None, str, str]) -> str:
@@ -747,14 +731,16 @@ def rollback(
     do not run 1, 2, 3 … each linking (a gap), or the history added a snapshot file no line of
     the index at `start` that a root of yours vouches for names (`added`: the commits of
     `start`'s history that added snapshot files, `gitstore.commits_adding_snapshots`, read up to
-    its bound; an intact branch names every one it added; what lies beyond the bound is named
-    by `history_not_read` where nothing else is wrong). The walk also reads the index at the commit that
-    added its newest line's snapshot, and at the WALK newest commits that added a snapshot file
-    the index does not name (commits that change the index copy are cheap to push by the
-    hundred, and so are those that add a file: the older ones are named as not read).
-    When even so no copy holds a longer chain, and the walk (or `added`) stopped before the
-    history's end (or some snapshot file stays unnamed by every copy read), the source is None: nothing to
-    restore from was found, and the words say so and where to read on, never "no rollback"."""
+    its bound; an intact branch names every one it added), or that log was cut at its bound (what it left
+    unread may be what the tip dropped: a cut log never reads as "nothing unnamed", and only a
+    walk that read every commit changing the index copy clears it). The walk also reads the
+    index at the commit that added its newest line's snapshot, and at the WALK newest commits
+    that added a snapshot file the index does not name (commits that change the index copy are
+    cheap to push by the hundred, and so are those that add a file: the older ones are named as
+    not read).
+    When even so no copy holds a longer chain, and the walk stopped before the history's end,
+    the source is None: nothing to restore from was found, and the words say so and where to
+    read on (where the cut log stopped too), never "no rollback"."""
     own = savepoint_log.of_instance(read, instance)
     # An index whose lines run 1, 2, 3 … each linking, and whose lines your keys vouch for name
     # every snapshot file its history added, is no rollback (a line re-labelled as another
@@ -762,7 +748,11 @@ def rollback(
     intact = _broken_chain(own) is None
     adding_commits = added.commits
     unnamed = set(adding_commits) - _named_by_yours(read, instance, keys)
-    if intact and not unnamed:
+    # A log cut at its bound proves nothing unnamed: the commits that added the dropped
+    # savepoints' files may be the ones it did not read (review16a F1: re-adds pushed on top),
+    # so the history is walked as when a file is unnamed.
+    cut = added.unread
+    if intact and not unnamed and cut is None:
         return None
     held = unbroken(own, keys)
     # Your lines after the chain's break (each signature checked once: those up to it were).
@@ -781,20 +771,26 @@ def rollback(
     )
     adding = list(dict.fromkeys([*named_last, *(commit for name, commit in adding_commits.items() if name in unnamed)]))
     source, walked, longest, unread = _walk(repo, target, start, instance, keys, agreeing_with=tips, also=adding)
+    # Where the log of the adding commits stopped is a place to read on only where the walk
+    # stopped before the history's end too: a walk that read every commit changing the index
+    # copy read every copy it held, and what the log left unread adds none.
+    also_unread = f"; {_cut_words(added)}" if cut is not None and unread is not None else ""
     if longest is None or longest <= held:
-        unread = unread or added.unread
         if unread is None:
             return None  # every copy read: none holds more of this chain than the tip
         what = (
             f"its history added {len(unnamed)} snapshot file(s) its index does not name"
             if unnamed
             else f"its index holds your {_sequences(sorted({s.sequence for s in own}))}, not 1, 2, 3 … each linking"
+            if not intact
+            else f"the commits of its history from {(cut or '')[:12]} back were not read for the snapshot files they added ({added.why_unread})"
         )
         return (
             None,
             f"{what}, and no copy of the index read holds a longer chain of your savepoints",
-            f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there",
+            f"older commits were not read: `precompact restore --at {unread[:12]}` reads on from there{also_unread}",
         )
+    walked += also_unread
     # What the earlier chain holds that the tip's does not: those its index lacks, else (a link
     # broken between lines it holds) every one after the break.
     dropped = [n for n in range(held + 1, longest + 1) if n not in yours] or list(range(held + 1, longest + 1))
@@ -828,6 +824,16 @@ def rollback(
     else:
         words = f"its index holds none of your savepoints, an earlier copy in its history up to #{longest}: a later commit dropped them (a rollback)"
     return source, words, walked
+
+
+def _cut_words(added: SnapshotsAdded) -> str:
+    """What `rollback` says of a history whose commits adding snapshot files were read only up to
+    their bound (`added.unread`: the newest commit not read)."""
+    unread = added.unread or ""
+    return (
+        f"the commits from {unread[:12]} back were not read for the snapshot files they added ({added.why_unread}), so a "
+        f"savepoint added by one of them was not looked for: `precompact restore --at {unread[:12]}` reads on from there"
+    )
 
 
 def _named_by_yours(read: list[savepoint_log.Savepoint], instance: str, keys: dict[str, int | None]) -> set[str]:
