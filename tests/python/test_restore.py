@@ -574,6 +574,12 @@ def test_a_snapshot_altered_at_the_tip_stops_no_later_savepoint_and_the_next_pus
     said = f"at its tip savepoint 1's snapshot ({name}) does not hash to what its signed line states"
     assert flushed.returncode == 1 and said in flushed.stdout, flushed.stdout
     assert "your next savepoint's push puts your index back on top" in flushed.stdout, flushed.stdout
+    listed = precompact(project.path, "status")
+    assert listed.returncode == 0 and "that logs/ lacks" not in listed.stdout, listed.stdout
+    assert (
+        f"the savepoint branch holds 1 snapshot(s) with other content than Layer 2 committed ({name}): someone"
+        in listed.stdout
+    ), listed.stdout
     [fourth] = _saved(project, tmp_path, 1, name="next.jsonl")[3:]
     assert fourth["layer_2"] == "PUSHED", fourth
     listed = run_git(project.remote, "ls-tree", "-r", "--name-only", project.branch).splitlines()
@@ -581,6 +587,7 @@ def test_a_snapshot_altered_at_the_tip_stops_no_later_savepoint_and_the_next_pus
     assert run_git(project.remote, "rev-parse", f"{project.branch}:{name}.age").strip() == pushed
     again = precompact(project.path, "flush")
     assert again.returncode == 0 and again.stdout.startswith("✓ Layer 2: up to date"), again.stdout
+    assert "other content than Layer 2 committed" not in precompact(project.path, "status").stdout
     verify = precompact(project.path, "verify")
     assert verify.returncode == 0 and verify.stdout.startswith("✓"), verify.stdout
 
