@@ -1890,7 +1890,7 @@ def _other_copy(repo: git.Repo, tip: str, candidates: list[savepoint_log.Savepoi
     """What a file at `tip` with other content than logs/'s savepoints of its name is: ALTERED
     when one of them records its commit in `tip`'s history (Layer 2 committed it there, and
     nothing of precompact's replaces a committed snapshot), else LACKING."""
-    committed = {str(s.commit) for s in candidates if s.commit}
+    committed = {str(s.commit) for s in candidates if s.commit and _OBJECT_ID.fullmatch(str(s.commit))}
     if any(commit == tip or _is_ancestor(repo, commit, tip) for commit in committed):
         return _Copy.ALTERED
     return _Copy.LACKING
