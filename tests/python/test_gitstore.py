@@ -17,6 +17,7 @@ from precompact.local.snapshot import Session, Settings
 from precompact.remote import encryption as remote_crypto
 from precompact.remote import gitstore
 from precompact.remote.encryption import CLEAR, Keys
+from precompact.verifier import team
 from support.commands import run_git
 from support.projects import store_git
 
@@ -401,3 +402,148 @@ def test_a_savepoint_committed_before_a_crash_kept_its_record_is_committed_on_no
     states = savepoint_log.savepoints(project / "logs")
     assert [s.layer_2 for s in states] == [savepoint_log.Layer2.PUSHED] * 2
     assert run_git(remote, "rev-parse", BRANCH).strip() == states[-1].commit
+
+
+def _pushed_over(tmp_path: Path, remote: Path, files: dict[str, bytes]) -> str:
+    """A commit on top of the remote's branch whose tree holds `files` (tree paths) instead of
+    both forms of each: someone who can push (no force) replaced them. Returns the commit."""
+    work = tmp_path / "pusher"
+    shutil.rmtree(work, ignore_errors=True)
+    run_git(tmp_path, "clone", "-q", "-b", BRANCH, str(remote), str(work))
+    for path, data in files.items():
+        for form in (path.removesuffix(remote_crypto.SUFFIX), path.removesuffix(remote_crypto.SUFFIX) + ".age"):
+            (work / form).unlink(missing_ok=True)
+        (work / path).write_bytes(data)
+    run_git(work, "add", "-A")
+    run_git(work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "replaced")
+    run_git(work, "push", "-q", "origin", BRANCH)
+    return run_git(work, "rev-parse", "HEAD").strip()
+
+
+def test_a_committed_snapshot_altered_on_the_branch_is_put_back_by_the_next_savepoint_not_called_lacking(
+    workspace, keys, tmp_path
+):
+    """review16a F2: someone who can push flips one byte of savepoint 1's snapshot at the tip,
+    and the branch here is taken up from the remote (a new machine, `restore`). The copy is
+    ALTERED, not lacking (logs/ records savepoint 1 committed in that history: nothing of
+    precompact's replaces a committed snapshot), so the next savepoint is committed, with logs/'s
+    own bytes of savepoint 1 back over the altered copy, and pushed; before, every later
+    savepoint was refused as two chains, for good."""
+    project, remote = workspace
+    own = gitstore.Target(project, "origin", BRANCH, keys)
+    repo = gitstore.open_repository(own)
+    first = savepoint(project)
+    assert synced(repo, own, project / "logs") == []
+    name = first.path.relative_to(project).as_posix()
+    form = name + (remote_crypto.SUFFIX if keys.encrypting else "")
+    genuine = run_git(remote, "rev-parse", f"{BRANCH}:{form}").strip()
+    altered = bytearray(first.path.read_bytes())
+    altered[100] ^= 0x01
+    tip = _pushed_over(tmp_path, remote, {name: bytes(altered)})
+    gitstore.fetch(repo, own)
+    repo.git.update_ref(own.ref, tip)  # taken up from the remote, as adopt_remote_branch does
+
+    found = gitstore.branch_snapshots(repo, own, savepoint_log.savepoints(project / "logs"))
+    assert not found.lacking and name not in found.held, found
+    assert found.altered == {name}, found
+    savepoint(project)
+    assert synced(repo, own, project / "logs") == []
+    states = savepoint_log.savepoints(project / "logs")
+    assert [s.layer_2 for s in states] == [savepoint_log.Layer2.PUSHED] * 2
+    assert run_git(remote, "rev-parse", BRANCH).strip() == states[-1].commit
+    assert run_git(remote, "rev-parse", f"{BRANCH}:{form}").strip() == genuine
+    listed = run_git(remote, "ls-tree", "-r", "--name-only", BRANCH).splitlines()
+    assert (name in listed) == (not keys.encrypting), listed  # the altered clear copy is gone
+    after = gitstore.branch_snapshots(repo, own, savepoint_log.savepoints(project / "logs"))
+    assert not after.altered and not after.lacking and name in after.held, after
+
+
+def test_a_same_named_snapshot_of_another_chain_is_still_lacking(workspace, tmp_path):
+    """The rule above holds only for a savepoint logs/ committed in the branch's history: with
+    logs/ lost and savepoint 1 written again under the branch's file name (not committed), the
+    branch's own savepoint 1 is lacking, as before (`_sync_branch` commits nothing over it)."""
+    project, _ = workspace
+    own = gitstore.Target(project, "origin", BRANCH)
+    repo = gitstore.open_repository(own)
+    theirs = _saved_at(project, "first machine", _SAME_SECOND)
+    assert synced(repo, own, project / "logs") == []
+    shutil.rmtree(project / "logs")
+    mine = _saved_at(project, "second machine", _SAME_SECOND)
+    assert mine.path == theirs.path
+    name = mine.path.relative_to(project).as_posix()
+    found = gitstore.branch_snapshots(repo, own, savepoint_log.savepoints(project / "logs"))
+    assert found.lacking == {name}, found
+    assert not found.altered, found
+
+
+class _CountedReads:
+    """`repo.git.cat_file` with the bytes every `--batch` read takes from git counted."""
+
+    def __init__(self, repo):
+        self.bytes = 0
+        self._cat_file = repo.git.cat_file
+
+    def __call__(self, *args, **kwargs):
+        done = self._cat_file(*args, **kwargs)
+        if "--batch" not in args or not kwargs.get("as_process"):
+            return done
+        counted = self
+
+        class Stream:
+            def readline(self):
+                return done.stdout.readline()
+
+            def read(self, size=-1):
+                data = done.stdout.read(size)
+                counted.bytes += len(data)
+                return data
+
+        class Process:
+            stdout = Stream()
+
+            def wait(self):
+                return done.wait()
+
+        return Process()
+
+
+def _read_once(data: bytes) -> range:
+    """What reading `data` once through `git cat-file --batch` takes: its bytes, and the newline
+    git writes after them when the reader goes on."""
+    return range(len(data), len(data) + 2) if data else range(1)
+
+
+def test_a_pushed_snapshot_of_another_size_is_never_read(workspace, keys, tmp_path, monkeypatch):
+    """review16a F3: someone who can push replaces each savepoint's snapshot, both forms, by a
+    32 MiB blob (zeros: a cheap push). Before, every status, verify and flush read each whole
+    (up to SNAPSHOT_LIMIT a file) and hashed it; now a blob whose size (as git states it) is not
+    one the savepoint's content can have is other content, nothing of it read. One replaced by
+    bytes of the snapshot's own size is read once, however many tips hold it, and hashed
+    without being held."""
+    project, remote = workspace
+    own = gitstore.Target(project, "origin", BRANCH, keys)
+    repo = gitstore.open_repository(own)
+    made = [savepoint(project) for _ in range(3)]
+    assert synced(repo, own, project / "logs") == []
+    names = [m.path.relative_to(project).as_posix() for m in made]
+    zeros = bytes(32 << 20)
+    suffix = remote_crypto.SUFFIX if keys.encrypting else ""
+    same_size = bytes(len(made[2].path.read_bytes()) if not keys.encrypting else 0)
+    replaced = {names[0]: zeros, names[1] + suffix: zeros}
+    if not keys.encrypting:
+        replaced[names[2]] = same_size
+    tip = _pushed_over(tmp_path, remote, replaced)
+    gitstore.fetch(repo, own)
+    repo.git.update_ref(own.ref, tip)
+    reads = _CountedReads(repo)
+    monkeypatch.setattr(repo.git, "cat_file", reads)
+    found = gitstore.branch_snapshots(repo, own, savepoint_log.savepoints(project / "logs"))
+    assert reads.bytes in _read_once(same_size), reads.bytes
+    assert found.altered == set(replaced) - {names[1] + suffix} | {names[1]} and not found.lacking, found
+    # `flush` and `status --remote` name what the tip holds altered, reading no more.
+    reads.bytes = 0
+    states = savepoint_log.savepoints(project / "logs")
+    said = team.altered_at_tip(repo, own, tip, [(s, str(s.commit)) for s in states])
+    assert reads.bytes in _read_once(same_size), reads.bytes
+    for n in (1, 2):
+        assert f"savepoint {n}'s snapshot ({quoting.path(names[n - 1])}) is {32 << 20} bytes, a size" in str(said), said

@@ -559,6 +559,39 @@ def test_a_snapshot_altered_at_the_tip_is_restored_from_the_commit_that_pushed_i
     assert not any(f"savepoint {n} [" in again.stdout for n in (1, 2, 3)), again.stdout  # each savepoint checks
 
 
+def test_a_snapshot_altered_at_the_tip_stops_no_later_savepoint_and_the_next_push_puts_it_back(project, tmp_path):
+    """review16a F2: one byte of savepoint 1's snapshot flipped at the tip (anyone who can push,
+    no force). `flush` fails the tip and says the next savepoint's push puts the index back on
+    top; it does: the next savepoint is committed and pushed (before, it and every later one
+    were refused as "two chains", for good), the tip holds savepoint 1's pushed copy again, and
+    `verify` passes."""
+    name = _status(project.path)["savepoints"][0]["snapshot_file"]
+    pushed = run_git(project.remote, "rev-parse", f"{project.branch}:{name}.age").strip()
+    altered = bytearray((project.path / name).read_bytes())
+    altered[100] ^= 0x01
+    _rewrite_remote(project, tmp_path, {name: bytes(altered)})
+    flushed = precompact(project.path, "flush")
+    said = f"at its tip savepoint 1's snapshot ({name}) does not hash to what its signed line states"
+    assert flushed.returncode == 1 and said in flushed.stdout, flushed.stdout
+    assert "your next savepoint's push puts your index back on top" in flushed.stdout, flushed.stdout
+    listed = precompact(project.path, "status")
+    assert listed.returncode == 0 and "that logs/ lacks" not in listed.stdout, listed.stdout
+    assert (
+        f"the savepoint branch holds 1 snapshot(s) with other content than Layer 2 committed ({name}): someone"
+        in listed.stdout
+    ), listed.stdout
+    [fourth] = _saved(project, tmp_path, 1, name="next.jsonl")[3:]
+    assert fourth["layer_2"] == "PUSHED", fourth
+    listed = run_git(project.remote, "ls-tree", "-r", "--name-only", project.branch).splitlines()
+    assert name not in listed, listed  # the altered clear copy is gone
+    assert run_git(project.remote, "rev-parse", f"{project.branch}:{name}.age").strip() == pushed
+    again = precompact(project.path, "flush")
+    assert again.returncode == 0 and again.stdout.startswith("✓ Layer 2: up to date"), again.stdout
+    assert "other content than Layer 2 committed" not in precompact(project.path, "status").stdout
+    verify = precompact(project.path, "verify")
+    assert verify.returncode == 0 and verify.stdout.startswith("✓"), verify.stdout
+
+
 def test_a_snapshot_altered_at_the_tip_with_no_other_copy_refuses_the_restore_naming_it_and_at(
     project, tmp_path, monkeypatch
 ):

@@ -111,6 +111,24 @@ def seal(plaintext: bytes, keys: Keys) -> bytes:
         raise CryptoError(f"encryption failed: {e}") from None
 
 
+# What age adds around the compressed bytes: its header (a line of its version, a stanza of a
+# few hundred bytes at most per recipient, its MAC), a 16-byte nonce and a 16-byte tag for each
+# 64 KiB chunk of payload. The header is allowed far more than any configured recipients need.
+AGE_HEADER_ALLOWANCE = 64 << 10
+AGE_NONCE_BYTES = 16
+AGE_CHUNK_BYTES = 64 << 10
+AGE_TAG_BYTES = 16
+
+
+def sealed_size_bound(plaintext_size: int) -> int:
+    """The most bytes `seal` makes of `plaintext_size` bytes, to any recipients: zlib's worst
+    case (its compressBound: stored blocks of incompressible input) in age's chunks. A ciphertext
+    larger than this holds other content, with nothing of it read."""
+    compressed = plaintext_size + (plaintext_size >> 12) + (plaintext_size >> 14) + (plaintext_size >> 25) + 13
+    chunks = compressed // AGE_CHUNK_BYTES + 1
+    return AGE_HEADER_ALLOWANCE + AGE_NONCE_BYTES + compressed + chunks * AGE_TAG_BYTES
+
+
 def open_sealed(ciphertext: bytes, identities: list) -> bytes:
     """The plaintext of `seal`; NotForUs or Undecryptable when it cannot be had."""
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import hashlib
 import math
@@ -35,7 +36,7 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from precompact.boundary import git_env, logs_dir, private_file, processes, quoting, small_file
 
@@ -170,6 +171,15 @@ class Oversized(GitStoreError):
     def __init__(self, what: str, size: int, bound: int):
         self.measure = f"{_megabytes(size)} MB, over the {_megabytes(bound)} MB precompact writes"
         super().__init__(f"{what} is {self.measure}: not read")
+
+
+class OtherSize(Oversized):
+    """A snapshot file of a branch whose size (as git states it) is not one its savepoint's
+    content can have (`_may_hold`): other content, not read."""
+
+    def __init__(self, what: str, size: int, stated: int):
+        self.measure = f"{size} bytes, a size its savepoint's content ({stated} bytes) cannot have"
+        GitStoreError.__init__(self, f"{what} is {self.measure}: other content, not read")
 
 
 def _megabytes(size: int) -> str:
@@ -426,10 +436,19 @@ def commit_message(savepoint: savepoint_log.Savepoint, keys: Keys = CLEAR) -> st
     )
 
 
-def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: savepoint_log.Savepoint) -> str:
+def commit_savepoint(
+    repo: git.Repo,
+    target: Target,
+    logs: Path,
+    savepoint: savepoint_log.Savepoint,
+    repaired: Collection[savepoint_log.Savepoint] = (),
+) -> str:
     """Commits `savepoint`'s snapshot and the current index file onto the branch; returns the
     commit id. Only a file named as Layer 1 names snapshots, read from logs/ without following
-    links, and holding the bytes whose hash the index recorded, is committed."""
+    links, and holding the bytes whose hash the index recorded, is committed. With it, the
+    snapshot of each of `repaired` (committed before, its copy on the branch altered since:
+    BranchSnapshots.altered) whose file in logs/ still holds those bytes, over the altered copy;
+    one logs/ has no such copy of is left as the branch holds it (`verify` names it)."""
     name, sequence = savepoint.snapshot_file, savepoint.sequence
     if not logs_dir.is_snapshot_name(name, sequence):
         raise GitStoreError(
@@ -440,7 +459,15 @@ def commit_savepoint(repo: git.Repo, target: Target, logs: Path, savepoint: save
     files: dict[str, str | None] = {name: sha256}
     files.update(_chunks_to_commit(repo, target, logs, _listed_chunks(logs, name, sha256)))
     files[index_name] = None
-    return _commit_files(repo, target, logs, files, commit_message(savepoint, target.keys))
+    restored: dict[str, str | None] = {}
+    for earlier in repaired:
+        if not logs_dir.is_snapshot_name(earlier.snapshot_file, earlier.sequence):
+            continue
+        try:
+            restored.update(tree_entries(repo, target, logs, {earlier.snapshot_file: earlier.snapshot_hash}))
+        except (GitStoreError, OSError):
+            continue
+    return _commit_files(repo, target, logs, files, commit_message(savepoint, target.keys), restored)
 
 
 def commit_index(repo: git.Repo, target: Target, logs: Path) -> str:
@@ -450,10 +477,18 @@ def commit_index(repo: git.Repo, target: Target, logs: Path) -> str:
     return _commit_files(repo, target, logs, {f"logs/{savepoint_log.INDEX_NAME}": None}, message)
 
 
-def _commit_files(repo: git.Repo, target: Target, logs: Path, files: dict[str, str | None], message: str) -> str:
+def _commit_files(
+    repo: git.Repo,
+    target: Target,
+    logs: Path,
+    files: dict[str, str | None],
+    message: str,
+    entries: dict[str, str | None] | None = None,
+) -> str:
     """A commit on the branch of `files` (logs/ names, with the sha256 their bytes must have
-    when known) over its tip, the branch moved to it by compare-and-swap."""
-    blobs = tree_entries(repo, target, logs, files)
+    when known), and of `entries` (tree paths and blobs, `tree_entries`), over its tip, the
+    branch moved to it by compare-and-swap."""
+    blobs = {**(entries or {}), **tree_entries(repo, target, logs, files)}
     environment = _identity(repo)
     for _ in range(REF_RETRIES):
         parent = _resolve(repo, target.ref)
@@ -711,6 +746,31 @@ def _hashes_to(repo: git.Repo, data: bytes, blob: str) -> bool:
 
 def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
     """The content of each blob, in order, streamed from one `git cat-file --batch`."""
+    for size, stream in _batch(repo, ids):
+        yield stream.read(size)
+
+
+# How much of a blob is held at once while its sha256 is taken (`_sha256s`).
+HASH_STEP = 1 << 20
+
+
+def _sha256s(repo: git.Repo, ids: list[str]) -> Iterator[str]:
+    """The sha256 of each blob's content, in order, streamed from one `git cat-file --batch`
+    in HASH_STEP pieces (no blob is held whole)."""
+    for (size, stream), blob in zip(_batch(repo, ids), ids):
+        digest = hashlib.sha256()
+        while size:
+            piece = stream.read(min(size, HASH_STEP))
+            if not piece:
+                raise GitStoreError(f"git cat-file ended inside blob {blob} in {quoting.path(repo.common_dir)}")
+            digest.update(piece)
+            size -= len(piece)
+        yield digest.hexdigest()
+
+
+def _batch(repo: git.Repo, ids: list[str]) -> Iterator[tuple[int, IO[bytes]]]:
+    """Each blob's size and git's output where its content starts, in order, from one `git
+    cat-file --batch`: the caller reads exactly that many bytes of it before the next."""
     if not ids:
         return
     with tempfile.TemporaryFile() as names:
@@ -721,9 +781,8 @@ def _blobs(repo: git.Repo, ids: list[str]) -> Iterator[bytes]:
             header = process.stdout.readline().split()
             if len(header) != 3 or header[1] != b"blob":
                 raise GitStoreError(f"git cat-file could not read blob {blob} in {quoting.path(repo.common_dir)}")
-            data = process.stdout.read(int(header[2]))
+            yield int(header[2]), process.stdout
             process.stdout.read(1)
-            yield data
         process.wait()
 
 
@@ -1366,11 +1425,34 @@ def file_at(repo: git.Repo, commit: str, path: str, keys: Keys = CLEAR) -> bytes
 def files_at(repo: git.Repo, wanted: list[tuple[str, str]], keys: Keys = CLEAR) -> Iterator[bytes | GitStoreError]:
     """`file_at` of each (commit, path), in order, the error in place of the bytes, every blob
     read through one git process (a process per file would cost `verify` seconds)."""
+    return _read(repo, wanted, keys, [None] * len(wanted))
+
+
+def snapshots_at(
+    repo: git.Repo, wanted: list[tuple[str, savepoint_log.Savepoint]], keys: Keys = CLEAR
+) -> Iterator[bytes | GitStoreError]:
+    """`files_at` of each savepoint's snapshot file at a commit, but OtherSize, nothing read,
+    for a file whose size git states is not one that savepoint's content can have: whoever can
+    push cannot make a reader of the branch read SNAPSHOT_LIMIT per savepoint."""
+    return _read(repo, [(commit, s.snapshot_file) for commit, s in wanted], keys, [s for _, s in wanted])
+
+
+def _read(
+    repo: git.Repo,
+    wanted: list[tuple[str, str]],
+    keys: Keys,
+    savepoints: list[savepoint_log.Savepoint | None],
+) -> Iterator[bytes | GitStoreError]:
+    """`files_at`, each file whose savepoint is given read only at a size its content can have."""
     sources: list[tuple[str, str | None, int] | GitStoreError] = []
-    for (commit, path), source in zip(wanted, _located(repo, wanted, keys)):
+    for (commit, path), source, savepoint in zip(wanted, _located(repo, wanted, keys), savepoints):
         what, bound = read_limit(path)
         if isinstance(source, tuple) and source[2] > bound:
             source = Oversized(f"{what} at commit {commit[:12]}", source[2], bound)
+        elif (
+            isinstance(source, tuple) and savepoint is not None and not _may_hold(savepoint, source[2], bool(source[1]))
+        ):
+            source = OtherSize(f"{what} at commit {commit[:12]}", source[2], savepoint.snapshot_size_bytes)
         sources.append(source)
     identities = _identities(keys) if any(isinstance(s, tuple) and s[1] for s in sources) else []
     contents = _blobs(repo, [s[0] for s in sources if isinstance(s, tuple)])
@@ -1472,7 +1554,7 @@ def _sync_branch(
             yield from lost
             return  # nothing is committed on top of a history this store does not hold
     uncommitted = [s for s in savepoints if not s.commit]
-    hidden = _not_in_logs(repo, target, every, others) if uncommitted else 0
+    hidden, altered = _not_in_logs(repo, target, every, others) if uncommitted else (0, frozenset[str]())
     if hidden:
         # The commit's index copy, which `precompact restore` reads, would no longer name them;
         # nor would restore bring them back over the savepoints only logs/ holds.
@@ -1484,11 +1566,15 @@ def _sync_branch(
             commit_index(repo, target, logs)
         except (GitStoreError, git.GitCommandError, OSError):
             pass  # the next savepoint's commit carries the index, signatures included
+    # The first commit puts logs/'s bytes back over the copies someone altered since they were
+    # committed; the commits after it keep its tree.
+    repaired = [s for s in savepoints if s.commit and s.snapshot_file in altered]
     for savepoint in savepoints:
         if savepoint.commit:
             continue
         try:
-            commit = commit_savepoint(repo, target, logs, savepoint)
+            commit = commit_savepoint(repo, target, logs, savepoint, repaired)
+            repaired = []
         except GitStoreError as e:
             yield _failed(savepoint, e)
             return
@@ -1693,6 +1779,19 @@ class BranchSnapshots:
 
     lacking: frozenset[str]  # held with content no savepoint logs/ names so has (or none names)
     held: frozenset[str]  # held with the content of logs/'s savepoint of that name, and only so
+    # Held with other content than logs/'s savepoint of that name, which logs/ records committed
+    # in the history of the commit that holds it: no savepoint of Layer 2's replaces a committed
+    # one, so someone who can push altered the copy (verify FAILs it); Layer 2 commits logs/'s
+    # bytes back over it (`_sync_branch`).
+    altered: frozenset[str] = frozenset()
+
+
+class _Copy(enum.Enum):
+    """What a snapshot file at a commit is to logs/ (`_snapshots_at`)."""
+
+    HELD = "held"
+    ALTERED = "altered"
+    LACKING = "lacking"
 
 
 def branch_snapshots(repo: git.Repo, target: Target, savepoints: list[savepoint_log.Savepoint]) -> BranchSnapshots:
@@ -1701,34 +1800,47 @@ def branch_snapshots(repo: git.Repo, target: Target, savepoints: list[savepoint_
     when it shares history with the branch here (or, before the migration, with the shared
     branch here): the shared branch of older versions, fetched where the instance has no branch
     on the remote yet, may be a teammate's, and Layer 2 only ever adds on top of its own history
-    (a race is merged, never replaced)."""
+    (a race is merged, never replaced). A blob both tips hold is judged once."""
     named: dict[str, list[savepoint_log.Savepoint]] = {}
     for savepoint in savepoints:
         named.setdefault(savepoint.snapshot_file, []).append(savepoint)
-    lacking: set[str] = set()
-    held: set[str] = set()
+    found: dict[_Copy, set[str]] = {copy: set() for copy in _Copy}
     here = _resolve(repo, target.ref) or (_resolve(repo, target.legacy_ref) if target.legacy_ref else None)
     tips: list[str] = []
+    judged: dict[tuple[str, str], bool] = {}
     for ref in (target.ref, f"refs/remotes/{target.remote}/{target.branch}"):
         tip = _resolve(repo, ref)
         if tip is None or tip in tips or (ref != target.ref and here is not None and not _related(repo, here, tip)):
             continue
         tips.append(tip)
-        for name, ours in _snapshots_at(repo, target, tip, named).items():
-            (held if ours else lacking).add(name)
-    return BranchSnapshots(frozenset(lacking), frozenset(held - lacking))
+        for name, copy in _snapshots_at(repo, target, tip, named, judged).items():
+            found[copy].add(name)
+    lacking = found[_Copy.LACKING]
+    altered = found[_Copy.ALTERED] - lacking
+    return BranchSnapshots(frozenset(lacking), frozenset(found[_Copy.HELD] - lacking - altered), frozenset(altered))
 
 
 def _snapshots_at(
-    repo: git.Repo, target: Target, tip: str, named: dict[str, list[savepoint_log.Savepoint]]
-) -> dict[str, bool]:
-    """Each snapshot file the commit `tip` holds, and whether every form of it there (clear,
-    encrypted) holds the content of a savepoint of `named` (logs/'s, by file): the blob its own
-    recorded commit holds at that path (what Layer 2 committed, or `restore` wrote from), the
-    ciphertext this repository made of its bytes (a crash between Layer 2's commit and its
-    record), else the blob's own bytes, opened, hashing to its sha256. A blob no identity here
-    opens cannot be compared: it counts by its name, as before (`restore` could not read it
-    either); a broken or oversized one is not the savepoint's."""
+    repo: git.Repo,
+    target: Target,
+    tip: str,
+    named: dict[str, list[savepoint_log.Savepoint]],
+    judged: dict[tuple[str, str], bool],
+) -> dict[str, _Copy]:
+    """Each snapshot file the commit `tip` holds, and what it is to `named` (logs/'s savepoints,
+    by file). HELD when every form of it there (clear, encrypted) holds the content of a
+    savepoint of that name: the blob its own recorded commit holds at that path (what Layer 2
+    committed, or `restore` wrote from), the ciphertext this repository made of its bytes (a
+    crash between Layer 2's commit and its record), else the blob's own bytes, opened, hashing
+    to its sha256. Those bytes are read only when the blob's size (as git states it, nothing
+    read) is one that content can have: the size the savepoint's line states with the hash, in
+    clear, or at most what sealing it makes (encryption.sealed_size_bound); a blob of any other
+    size holds other content, unread, so whoever can push cannot make every command read and
+    hash SNAPSHOT_LIMIT per savepoint. `judged` remembers each (name, blob) read this run. A
+    blob no identity here opens cannot be compared: it counts by its name, as before (`restore`
+    could not read it either); a broken or oversized one is not the savepoint's. Other content
+    is ALTERED when a savepoint of that name records a commit in `tip`'s history (its copy was
+    replaced after Layer 2 committed it), else LACKING (another chain's savepoint logs/ lacks)."""
     try:
         listing = repo.git.ls_tree("-r", "-z", "--long", "--full-tree", tip, "--", SAVES_PREFIX)
     except git.GitCommandError as e:
@@ -1754,21 +1866,51 @@ def _snapshots_at(
             sealed and any(_cache_entry(repo, s.snapshot_hash, target.keys) == blob for s in candidates)
         ):
             ours.setdefault(name, True)
-        elif candidates and size <= read_limit(name)[1]:
+        elif (name, blob) in judged:
+            ours[name] = ours.get(name, True) and judged[name, blob]
+        elif any(_may_hold(s, size, sealed) for s in candidates):
             unsure.append((name, path, blob))
         else:
             ours[name] = False
     keys = target.keys
-    identities = _identities(keys) if any(path.endswith(remote_crypto.SUFFIX) for _, path, _ in unsure) else []
+    sealed_unsure = [(name, path, blob) for name, path, blob in unsure if path.endswith(remote_crypto.SUFFIX)]
+    identities = _identities(keys) if sealed_unsure else []
     # The blobs first in zip: their reader then waits for git once the last is read.
-    for data, (name, path, blob) in zip(_blobs(repo, [blob for _, _, blob in unsure]), unsure):
-        where = f"{path} at commit {tip[:12]}"
-        content = _opened(repo, blob, data, identities, keys, where) if path.endswith(remote_crypto.SUFFIX) else data
+    for data, (name, path, blob) in zip(_blobs(repo, [blob for _, _, blob in sealed_unsure]), sealed_unsure):
+        content = _opened(repo, blob, data, identities, keys, f"{path} at commit {tip[:12]}")
         same = isinstance(content, Sealed) or (
             isinstance(content, bytes) and hashlib.sha256(content).hexdigest() in {s.snapshot_hash for s in named[name]}
         )
+        judged[name, blob] = same
         ours[name] = ours.get(name, True) and same
-    return ours
+    clear_unsure = [(name, path, blob) for name, path, blob in unsure if not path.endswith(remote_crypto.SUFFIX)]
+    for digest, (name, path, blob) in zip(_sha256s(repo, [blob for _, _, blob in clear_unsure]), clear_unsure):
+        same = digest in {s.snapshot_hash for s in named[name]}
+        judged[name, blob] = same
+        ours[name] = ours.get(name, True) and same
+    return {name: _Copy.HELD if held else _other_copy(repo, tip, named.get(name, [])) for name, held in ours.items()}
+
+
+def _may_hold(savepoint: savepoint_log.Savepoint, size: float, sealed: bool) -> bool:
+    """Whether a blob of `size` bytes (inf: not stated) may hold `savepoint`'s snapshot: in
+    clear, exactly the size its line states with its hash (any size up to SNAPSHOT_LIMIT when
+    it states none); encrypted, no more than sealing that size makes."""
+    if size > SNAPSHOT_LIMIT:
+        return False
+    stated = savepoint.snapshot_size_bytes
+    if not stated:
+        return True
+    return size <= remote_crypto.sealed_size_bound(stated) if sealed else size == stated
+
+
+def _other_copy(repo: git.Repo, tip: str, candidates: list[savepoint_log.Savepoint]) -> _Copy:
+    """What a file at `tip` with other content than logs/'s savepoints of its name is: ALTERED
+    when one of them records its commit in `tip`'s history (Layer 2 committed it there, and
+    nothing of precompact's replaces a committed snapshot), else LACKING."""
+    committed = {str(s.commit) for s in candidates if s.commit and _OBJECT_ID.fullmatch(str(s.commit))}
+    if any(commit == tip or _is_ancestor(repo, commit, tip) for commit in committed):
+        return _Copy.ALTERED
+    return _Copy.LACKING
 
 
 def merge_hides(
@@ -1785,7 +1927,7 @@ def merge_hides(
     the two hold two chains."""
 
     def hidden() -> str | None:
-        count = _not_in_logs(repo, target, every, others)
+        count, _ = _not_in_logs(repo, target, every, others)
         return f"branch {target.branch}: {savepoint_log.lacking_notice(count, waiting)}" if count else None
 
     return hidden
@@ -1796,15 +1938,17 @@ def _not_in_logs(
     target: Target,
     savepoints: list[savepoint_log.Savepoint],
     others: Callable[[Target, set[str]], set[str]],
-) -> int:
+) -> tuple[int, frozenset[str]]:
     """How many snapshots the branch holds (here, or as last fetched) whose content the index
-    does not name (`branch_snapshots`: one of the same name with other content counts), but for
-    another key's (`others`)."""
+    does not name (`branch_snapshots`: one of the same name with other content counts, but for
+    an altered copy of one logs/ committed there), but for another key's (`others`); and the
+    names of those altered copies."""
     try:
-        missing = set(branch_snapshots(repo, target, savepoints).lacking)
-        return len(missing - others(target, missing)) if missing else 0
+        found = branch_snapshots(repo, target, savepoints)
     except GitStoreError:
-        return 0  # an unreadable branch: committing to it will say why
+        return 0, frozenset()  # an unreadable branch: committing to it will say why
+    missing = set(found.lacking)
+    return (len(missing - others(target, missing)) if missing else 0), found.altered
 
 
 def remote_tip(repo: git.Repo, target: Target) -> str | None:

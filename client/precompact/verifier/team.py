@@ -512,7 +512,7 @@ def altered_at_tip(repo, target, tip: str, pushed: list[tuple[savepoint_log.Save
 
     differing = [s for s, _ in pushed if blobs(at_tip, s.snapshot_file) != blobs(as_pushed, s.snapshot_file)]
     bad = []
-    reads = gitstore.files_at(repo, [(tip, s.snapshot_file) for s in differing], target.keys)
+    reads = gitstore.snapshots_at(repo, [(tip, s) for s in differing], target.keys)
     for savepoint, data in zip(differing, reads):
         if isinstance(data, gitstore.NoIdentity):
             continue

@@ -106,11 +106,22 @@ class Lacking:
 
     names: list[str]
     only_here: list[savepoint_log.Savepoint]
+    # The snapshot files the branch holds altered since Layer 2 committed them
+    # (gitstore.BranchSnapshots.altered): not lacking, and said apart.
+    altered: list[str] = field(default_factory=list)
 
     @property
     def notice(self) -> str | None:
-        """What every command says of them (None: logs/ lacks none)."""
-        return savepoint_log.lacking_notice(len(self.names), self.only_here) if self.names else None
+        """What every command says of them (None: logs/ lacks none, and none is altered)."""
+        said = [savepoint_log.lacking_notice(len(self.names), self.only_here)] if self.names else []
+        if self.altered:
+            files = ", ".join(quoting.path(name) for name in self.altered)
+            said.append(
+                f"the savepoint branch holds {len(self.altered)} snapshot(s) with other content than Layer 2 "
+                f"committed ({files}): someone who can push altered them; `precompact verify` names them, and the "
+                "next savepoint's push puts logs/'s intact copies back"
+            )
+        return "; ".join(said) or None
 
 
 def not_run(why: str) -> dict[str, verdicts.Check]:
@@ -491,7 +502,7 @@ def lacking(config: Config, folded: list[savepoint_log.Savepoint]) -> Lacking:
     except gitstore.GitStoreError:
         return Lacking([], [])
     only_here = [s for s in savepoint_log.of_instance(folded, config.instance) if s.snapshot_file not in branch.held]
-    return Lacking(sorted(missing), only_here if missing else [])
+    return Lacking(sorted(missing), only_here if missing else [], sorted(branch.altered))
 
 
 def verify_file(config: Config, path: Path) -> Report:
