@@ -447,10 +447,13 @@ def _sign_owed_summaries(
 ) -> None:
     """Starts the worker when a compaction summary this machine recorded was never signed (the
     worker its PostCompact started did not run: killed, the machine off), so it does not wait
-    for the next compaction to become restorable: the worker's flush signs it. Not while no
-    keypair file is there to sign with (every session start would start a worker for nothing:
-    `status` and `verify` say so, with the fix)."""
-    if any(s.summary_never_signed for s in savepoints) and os.path.isfile(loaded.keypair):
+    for the next compaction to become restorable: the worker's flush signs it. Not while the
+    worker's flush could not sign (ops/layers.signing_key: no keypair that reads, or
+    chain.authority naming another key than the keypair's): every session start would start a
+    worker for nothing. `status` and `verify` say why, with the fix."""
+    from precompact.ops import layers
+
+    if any(s.summary_never_signed for s in savepoints) and layers.signing_key(loaded) is not None:
         _start_worker(loaded, payload)
 
 
