@@ -451,9 +451,11 @@ def _sign_owed_summaries(
     worker's flush could not sign (ops/layers.signing_key: no keypair that reads, or
     chain.authority naming another key than the keypair's): every session start would start a
     worker for nothing. `status` and `verify` say why, with the fix."""
-    from precompact.ops import layers
+    if not any(s.summary_never_signed for s in savepoints):
+        return
+    from precompact.ops import layers  # only then: a session start's brief imports nothing of the flush
 
-    if any(s.summary_never_signed for s in savepoints) and layers.signing_key(loaded) is not None:
+    if layers.signing_key(loaded) is not None:
         _start_worker(loaded, payload)
 
 
