@@ -336,7 +336,8 @@ def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> H
     # Said at every session start until fixed: to the user, and to the model before the brief,
     # which leaves it room in `[hooks] brief_budget` (so asked first).
     said = api.standing_failure_line(loaded)
-    return _context("SessionStart", api.on_session_start(loaded, payload, agent, said is not None), to_the_user=said)
+    context = api.on_session_start(loaded, payload, agent, after_failure=said is not None)
+    return _context("SessionStart", context, to_the_user=said)
 
 
 def _after_compaction(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
