@@ -575,11 +575,13 @@ def on_post_compact(config: Config, payload: dict, agent: str) -> bool:
     return compaction.post_compact(config, payload, agent)
 
 
-def on_session_start(config: Config, payload: dict, agent: str) -> str | None:
-    """SessionStart: the restore brief the session gets, once (None: none), recorded as given."""
+def on_session_start(config: Config, payload: dict, agent: str, after_failure: bool = False) -> str | None:
+    """SessionStart: the restore brief the session gets, once (None: none), recorded as given;
+    with `after_failure`, after a standing failure's line (`standing_failure_line`), within what
+    `[hooks] brief_budget` leaves after it (ops.compaction)."""
     from precompact.ops import compaction
 
-    return compaction.deliver(config, compaction.session_start(config, payload, agent))
+    return compaction.session_start_context(config, payload, agent, after_failure)
 
 
 def on_before_agent(config: Config, payload: dict) -> str | None:
@@ -657,13 +659,12 @@ def worker_cannot_start(config: Config) -> str | None:
     return doctor.worker_cannot_start(config)
 
 
-def failure_standing_context(config: Config, brief: str | None) -> tuple[str, str] | None:
-    """While a failure stands (`standing_failures`), a session start's context (its fixed line,
-    then `brief`; restore.brief counts that line in `[hooks] brief_budget`) and that line for
-    the user; None when none stands."""
+def standing_failure_line(config: Config) -> str | None:
+    """While a failure stands (`standing_failures`), the fixed line a session start gives before
+    its brief, to the model and to the user; None when none stands (ops.compaction)."""
     from precompact.ops import compaction
 
-    return compaction.standing_failure_context(config, brief)
+    return compaction.standing_failure_line(config)
 
 
 def standing_failures(config: Config) -> StandingFailures | None:

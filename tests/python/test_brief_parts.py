@@ -184,9 +184,11 @@ def test_a_summary_past_the_limit_is_compared_in_its_first_characters_never_refu
     widest = "\U0001f600"  # a surrogate pair once escaped: \\ud83d\\ude00
     assert addendum.request(loaded, SESSION, 1, "claude", widest * (addendum.MAX_SUMMARY_CHARS + 10))
     compared = []
-    monkeypatch.setattr(addendum, "_compute", lambda *asked: compared.append(asked[-1]))
+    monkeypatch.setattr(addendum, "_compute", lambda *asked: compared.append(asked[-2:]))
     assert addendum.prepare(loaded) == []
-    assert compared == [widest * addendum.MAX_SUMMARY_CHARS]
+    # No session start awaited it: whether the first part went after a failure's line is unknown,
+    # so the second leaves that line room.
+    assert compared == [(widest * addendum.MAX_SUMMARY_CHARS, True)]
 
 
 def test_with_no_summary_at_all_the_session_start_brief_is_all(compacted):
@@ -310,7 +312,7 @@ def test_a_new_compaction_drops_an_addendum_a_killed_worker_left_in_its_claim(re
     project, transcript, _ = requested
     done = subprocess.run([sys.executable, "-c", KILLED_AFTER_COMPUTING, str(project)], check=False, timeout=120)
     assert done.returncode == -signal.SIGKILL
-    addendum.await_summary(settings.load(project), SESSION, 2)  # the session compacted again
+    addendum.await_summary(settings.load(project), SESSION, 2, False)  # the session compacted again
     assert [p.name for p in (project / PENDING).iterdir()] == [f"{SESSION}.awaiting"]
     assert "addendum for session" not in worker(project)
     assert hook(project, "UserPromptSubmit", transcript, prompt="go on") is None
@@ -459,31 +461,18 @@ def test_a_budget_out_of_range_is_refused_in_one_line(tmp_path, value, said):
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
-def test_the_budget_set_holds_for_both_parts_and_resurrect_shows_them_as_given(tmp_path):
-    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    config = project.path / ".precompact.toml"
-    config.write_text(config.read_text().replace("brief_budget = 4000", "brief_budget = 2000"))
-    trust(project.path)
-    planted = session(5, cwd=str(project.path))
-    transcript = write_transcript(planted, tmp_path / "session.jsonl")
-    hook(project.path, "PreCompact", transcript)
-    first = context(hook(project.path, "SessionStart", transcript, source="compact"), "SessionStart")
-    hook(project.path, "PostCompact", transcript, compact_summary=planted.summary)
-    assert wait_until(lambda: ready(project.path), 60)
-    second = context(hook(project.path, "UserPromptSubmit", transcript), "UserPromptSubmit")
-    assert len(first) + len(second) <= 2_000
-    assert "more fact(s) not shown: `precompact dropped 1` lists them all" in second
-    shown = precompact(project.path, "resurrect", "--format", "brief")
-    assert shown.returncode == 0, shown.stderr
-    # As the model got them, but for the age in the proof line.
-    assert shown.stdout.rstrip("\n") == f"{first}\n\n{second}" or (
-        shown.stdout.split("Proof:")[0] == first.split("Proof:")[0] and shown.stdout.rstrip("\n").endswith(second)
-    )
+FAILURE_LINE = (
+    "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix.\n\n"
+)
 
 
-def test_the_line_a_standing_failure_adds_at_the_session_start_is_counted_in_the_budget(tmp_path):
-    """fix15e 3: while a failure stands, SessionStart gives its fixed line before the first part;
-    what the model is given of the compaction, that line and both parts, stays within the budget."""
+def _both_parts_at_2000(
+    tmp_path: Path, failure_stands: bool = False, summary_first: bool = False
+) -> tuple[Path, str, str]:
+    """A project at `brief_budget = 2000` whose planted session compacts as Claude Code runs its
+    hooks, PostCompact after SessionStart (`summary_first`: before it, as Codex runs them), a
+    failure logged after savepoint 1 with `failure_stands`: the project, what SessionStart gave
+    and what the next prompt gave once the worker made it."""
     from precompact.ops import compaction
 
     project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
@@ -493,13 +482,39 @@ def test_the_line_a_standing_failure_adds_at_the_session_start_is_counted_in_the
     planted = session(5, cwd=str(project.path))
     transcript = write_transcript(planted, tmp_path / "session.jsonl")
     hook(project.path, "PreCompact", transcript)
-    assert compaction.log_failure(project.path, "PostCompact", "the summary could not be kept")  # after savepoint 1
+    if failure_stands:
+        assert compaction.log_failure(project.path, "PostCompact", "the summary could not be kept")
+    if summary_first:
+        hook(project.path, "PostCompact", transcript, compact_summary=planted.summary)
     first = context(hook(project.path, "SessionStart", transcript, source="compact"), "SessionStart")
-    line = "[precompact] precompact's last save did not complete: run `precompact doctor` to see why and the fix.\n\n"
-    assert first.startswith(line) and len(line) == 103, "the figure docs/sessions.md gives"
-    hook(project.path, "PostCompact", transcript, compact_summary=planted.summary)
+    if not summary_first:
+        hook(project.path, "PostCompact", transcript, compact_summary=planted.summary)
     assert wait_until(lambda: ready(project.path), 60)
     second = context(hook(project.path, "UserPromptSubmit", transcript), "UserPromptSubmit")
+    return project.path, first, second
+
+
+def test_the_budget_set_holds_for_both_parts_and_resurrect_shows_them_as_given(tmp_path):
+    project, first, second = _both_parts_at_2000(tmp_path)
+    assert len(first) + len(second) <= 2_000
+    assert "more fact(s) not shown: `precompact dropped 1` lists them all" in second
+    # No failure stands: the parts take the whole budget, none of it kept for the failure's line.
+    assert len(first) + len(second) > 2_000 - len(FAILURE_LINE), (len(first), len(second))
+    shown = precompact(project, "resurrect", "--format", "brief")
+    assert shown.returncode == 0, shown.stderr
+    # As the model got them, but for the age in the proof line.
+    assert shown.stdout.rstrip("\n") == f"{first}\n\n{second}" or (
+        shown.stdout.split("Proof:")[0] == first.split("Proof:")[0] and shown.stdout.rstrip("\n").endswith(second)
+    )
+
+
+@pytest.mark.parametrize("summary_first", [False, True], ids=["session start first", "summary first"])
+def test_the_line_a_standing_failure_adds_at_the_session_start_is_counted_in_the_budget(tmp_path, summary_first):
+    """fix15e 3: while a failure stands, SessionStart gives its fixed line before the first part;
+    what the model is given of the compaction, that line and both parts, stays within the budget,
+    also where the summary came first and the worker could not know the line would be given."""
+    _, first, second = _both_parts_at_2000(tmp_path, failure_stands=True, summary_first=summary_first)
+    assert first.startswith(FAILURE_LINE) and len(FAILURE_LINE) == 103, "the figure docs/sessions.md gives"
     assert "more fact(s) not shown" in second, "the second part takes what the budget leaves it"
     assert len(first) + len(second) <= 2_000
 

@@ -12,12 +12,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from solders.keypair import Keypair
 
 from precompact.restore import dropped
-from support.claude_code import wait_for_worker
+from support.claude_code import wait_for_worker, workers_of
 from support.commands import hook, precompact, run_git, wait_until, worker_finished
 from support.planted import session, write_transcript
-from support.projects import Project, new_project
+from support.projects import Project, new_project, trust
 
 SESSION = "planted-restore"
 INDEX = "logs/precompact-savepoint.jsonl"
@@ -492,6 +493,48 @@ def test_a_summary_whose_worker_never_ran_is_said_unsigned_and_the_next_session_
     )
     code, document = _verify(project.path)
     assert (code, _summary_verdict(document)["status"]) == (0, "verified"), document
+
+
+@pytest.mark.parametrize("cannot_sign", ["chain.authority names another key", "the keypair is not one"])
+def test_a_session_start_starts_no_worker_for_a_summary_no_flush_here_can_sign(tmp_path, cannot_sign):
+    """fix16c: where no flush here can sign the summary a killed PostCompact left unsigned
+    (chain.authority names another key than the keypair's, or the keypair file does not read), a
+    session start starts no worker for it (each one did); `status` says why, with the fix. Once
+    the keypair signs for the configured key, the next session start has it signed."""
+    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
+    _post_compact_killed_before_its_worker(project, tmp_path)
+    own = project.authority()
+    if cannot_sign == "the keypair is not one":
+        signer, named = own, "your signing key"
+        fix = f"keypair {project.keypair_file} is unreadable or not JSON"
+        project.keypair_file.write_text("[1, 2,")
+    else:
+        signer = Keypair()
+        named, fix = (
+            str(signer.pubkey()),
+            f"holds {own.pubkey()}: point chain.keypair at {signer.pubkey()}'s keypair file",
+        )
+        config = project.path / ".precompact.toml"
+        config.write_text(config.read_text().replace("# authority = ", f'authority = "{signer.pubkey()}"  # ', 1))
+        trust(project.path)
+
+    lock = project.logs / "precompact-worker.lock"  # every worker opens it first (edges/worker.py)
+    resumed = {"session_id": "later", "cwd": str(project.path), "hook_event_name": "SessionStart", "source": "resume"}
+    for _ in range(2):
+        lock.unlink(missing_ok=True)
+        assert hook(resumed).returncode == 0
+        # A worker spawned is alive from the spawn on (Popen returns after exec), or has made its lock.
+        assert (workers_of(project), lock.exists()) == ([], False), "a worker that could sign nothing"
+    [row] = json.loads(precompact(project.path, "status", "--json").stdout)["savepoints"]
+    said = row["summary_not_signed"]
+    assert said.startswith(f"compaction summary not signed yet by {named}"), row
+    assert fix in said, said
+
+    project.keypair_file.write_text(json.dumps(list(bytes(signer))))
+    assert hook(resumed).returncode == 0
+    signed = lambda: [e["signer"] for e in _index(project.logs) if e["event"] == "SUMMARY_SIGNED"]
+    assert wait_until(lambda: signed() == [str(signer.pubkey())], 60)
+    wait_for_worker(project)
 
 
 def _without(*kinds: str):

@@ -333,13 +333,10 @@ def _post_compact(payload: dict, loaded: configuration.Config, agent: str) -> Ho
 def _session_start(payload: dict, loaded: configuration.Config, agent: str) -> HookResult:
     from precompact import api
 
-    brief = api.on_session_start(loaded, payload, agent)
-    standing = api.failure_standing_context(loaded, brief)
-    if standing is None:
-        return _context("SessionStart", brief)
-    # Said at every session start until fixed, in fixed words (the log's lines are outside text):
-    # to the user, and to the model with the brief.
-    context, said = standing
+    # Said at every session start until fixed: to the user, and to the model before the brief,
+    # which leaves it room in `[hooks] brief_budget` (so asked first).
+    said = api.standing_failure_line(loaded)
+    context = api.on_session_start(loaded, payload, agent, after_failure=said is not None)
     return _context("SessionStart", context, to_the_user=said)
 
 

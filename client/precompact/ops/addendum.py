@@ -9,9 +9,12 @@ it takes the worker tens of seconds. So each compaction leaves files in
 entry looks for the three it acts on with three stats, before importing anything):
 
 - `<session>.awaiting`: SessionStart(`compact`) saw a compaction whose summary is not recorded
-  yet. PostCompact replaces it; where PostCompact did not run, the next prompt or tool call reads
-  the summary from the session file and replaces it (ops/compaction.py).
-- `<session>.request`: the summary is recorded; the worker is to compute the addendum (it claims
+  yet, and gave the first part after a standing failure's line or not. PostCompact replaces it;
+  where PostCompact did not run, the next prompt or tool call reads the summary from the session
+  file and replaces it (ops/compaction.py).
+- `<session>.request`: the summary is recorded (with what the awaiting file said of the failure's
+  line: the second part leaves it room unless the first part went without it); the worker is to
+  compute the addendum (it claims
   the file first, renamed `.computing`). The addendum computed replaces the claim's request
   (written whole), then the claim is renamed `.json`: the addendum exists in one file at a time,
   so no kill makes it given twice. A `.computing` the worker finds when it starts is a killed
@@ -60,6 +63,9 @@ COMPUTING_SUFFIX = ".computing"
 # it is dropped.
 ASKED_AGAIN = "asked_again"
 STAMP_PURPOSE = "precompact/addendum/v1"
+# In an awaiting file and a request: whether SessionStart gave the first part after a standing
+# failure's line (null in a request: not known, the summary came first).
+AFTER_FAILURE = "after_failure"
 SESSION_FILE = "the summary entry in the session file, read after the compaction (PostCompact did not run)"
 # An addendum is at most the budget (under 10,000 characters, each at most 6 bytes in its JSON).
 MAX_READY_BYTES = 64 << 10
@@ -98,10 +104,12 @@ def _sequence(logs: Path, name: str) -> int | None:
     return sequence if isinstance(sequence, int) else None
 
 
-def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int) -> None:
+def await_summary(loaded: configuration.Config, session_id: str | None, sequence: int, after_failure: bool) -> None:
     """SessionStart(`compact`) of savepoint `sequence`: unless its summary is already recorded
-    (Codex runs PostCompact first), the session waits for it; an addendum of an earlier
-    compaction not yet given is dropped (ready, or left by a killed worker or delivering event)."""
+    (Codex runs PostCompact first), the session waits for it, noting whether the first part went
+    after a standing failure's line (`after_failure`: the request carries it to the worker, whose
+    second part leaves that line room only then); an addendum of an earlier compaction not yet
+    given is dropped (ready, or left by a killed worker or delivering event)."""
     stem = discovery.pending_name(session_id)
     if stem is None:
         return
@@ -110,7 +118,8 @@ def await_summary(loaded: configuration.Config, session_id: str | None, sequence
     made = _drop_made_before(logs, stem, sequence)
     if sequence in (*made, _sequence(logs, _name(stem, REQUEST_SUFFIX)), _sequence(logs, computing)):
         return
-    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps({"sequence": sequence}).encode())
+    awaiting = {"sequence": sequence, AFTER_FAILURE: after_failure}
+    logs_dir.write_atomic(logs, _name(stem, discovery.AWAITING_SUFFIX), json.dumps(awaiting).encode())
 
 
 def _drop_made_before(logs: Path, stem: str, sequence: int) -> list[int | None]:
@@ -273,7 +282,17 @@ def request(
     _drop_made_before(loaded.logs, stem, sequence + 1)
     if summary is not None:
         summary = summary[:MAX_SUMMARY_CHARS]
-    record = {"session_id": session_id, "sequence": sequence, "agent": agent, "summary": summary}
+    awaited = _read(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX)) or {}
+    # Unknown (None) where the session start has not given the first part yet (Codex runs
+    # PostCompact first): the worker then leaves the line room, as if it had gone before it.
+    after_failure = awaited.get(AFTER_FAILURE) if awaited.get("sequence") == sequence else None
+    record = {
+        "session_id": session_id,
+        "sequence": sequence,
+        "agent": agent,
+        "summary": summary,
+        AFTER_FAILURE: after_failure if isinstance(after_failure, bool) else None,
+    }
     logs_dir.write_atomic(loaded.logs, _name(stem, REQUEST_SUFFIX), json.dumps(record).encode())
     logs_dir.remove(loaded.logs, _name(stem, discovery.AWAITING_SUFFIX))
     return True
@@ -359,15 +378,17 @@ def prepare(loaded: configuration.Config) -> list[str]:
         try:
             asked = _read(loaded.logs, computing) or {}
             sequence, agent, summary = asked.get("sequence"), asked.get("agent"), asked.get("summary")
+            after_failure = asked.get(AFTER_FAILURE)  # absent from an older version's request: unknown
             if (
                 not isinstance(sequence, int)
                 or asked.get("session_id") != stem
                 or agent not in agent_names.NAMES
                 or not isinstance(summary, str | None)
+                or not isinstance(after_failure, bool | None)
             ):
                 notes.append(f"addendum request {stem} is not one precompact wrote; removed")
                 continue
-            text = _compute(loaded, stem, sequence, agent, summary)
+            text = _compute(loaded, stem, sequence, agent, summary, after_failure is not False)
             if text is None or stem in _requests(loaded):
                 continue  # nothing to add; or a newer summary was recorded meanwhile, whose request replaces this
             record = json.dumps({"session_id": stem, "sequence": sequence, "text": text}, ensure_ascii=False)
@@ -383,18 +404,20 @@ def prepare(loaded: configuration.Config) -> list[str]:
 
 
 def _compute(
-    loaded: configuration.Config, session_id: str, sequence: int, agent: str, summary: str | None
+    loaded: configuration.Config, session_id: str, sequence: int, agent: str, summary: str | None, after_failure: bool
 ) -> str | None:
     """The addendum of savepoint `sequence` for `session_id`, compared with `summary` (None: the
-    one recorded); None when there is nothing to add, no root vouches for the savepoint, or it is
-    another session's."""
+    one recorded), leaving a standing failure's line room where the first part went (or may
+    have gone) after it (`after_failure`); None when there is nothing to add, no root vouches
+    for the savepoint, or it is another session's."""
     from precompact.config import agent_settings
     from precompact.restore import resurrect as resurrection
 
     found = resurrection.from_this_machine(loaded, sequence=sequence)
     if not found.verified or found.savepoint.session_id != session_id:
         return None
-    return parts(loaded, found, session_id, agent_settings.mcp_installed(agent, loaded.root), summary)[1]
+    mcp_tools = agent_settings.mcp_installed(agent, loaded.root)
+    return parts(loaded, found, session_id, mcp_tools, summary, after_failure)[1]
 
 
 def parts(
@@ -403,17 +426,19 @@ def parts(
     session_id: str | None,
     mcp_tools: bool,
     summary: str | None = None,
+    after_failure: bool = False,
 ) -> tuple[str, str | None]:
     """Both parts a compacted session of the savepoint `found` (checked, vouched for) is given:
     the SessionStart brief, and what the summary (`summary`, else the one `precompact dropped`
-    finds) left out, within what the budget leaves after the first (None: nothing to add)."""
+    finds) left out, within what the budget leaves after the first (None: nothing to add), and
+    after a standing failure's line with `after_failure` (restore/brief.parts_budget)."""
     from precompact.local import capture
     from precompact.restore import brief as restore_brief
     from precompact.restore import dropped as dropping
     from precompact.restore import dropped_store
     from precompact.transcript import conversation
 
-    budget = restore_brief.parts_budget(loaded.brief_budget)
+    budget = restore_brief.parts_budget(loaded.brief_budget, after_failure)
     first = restore_brief.compact_brief(found, budget, session_id=session_id, mcp_tools=mcp_tools)
     newest = conversation.recent(found.contents.newest_entries(), max_requests=1).requests
     if summary is not None:  # read from the session file: compared with the same history

@@ -447,10 +447,15 @@ def _sign_owed_summaries(
 ) -> None:
     """Starts the worker when a compaction summary this machine recorded was never signed (the
     worker its PostCompact started did not run: killed, the machine off), so it does not wait
-    for the next compaction to become restorable: the worker's flush signs it. Not while no
-    keypair file is there to sign with (every session start would start a worker for nothing:
-    `status` and `verify` say so, with the fix)."""
-    if any(s.summary_never_signed for s in savepoints) and os.path.isfile(loaded.keypair):
+    for the next compaction to become restorable: the worker's flush signs it. Not while the
+    worker's flush could not sign (ops/layers.signing_key: no keypair that reads, or
+    chain.authority naming another key than the keypair's): every session start would start a
+    worker for nothing. `status` and `verify` say why, with the fix."""
+    if not any(s.summary_never_signed for s in savepoints):
+        return
+    from precompact.ops import layers  # only then: a session start's brief imports nothing of the flush
+
+    if layers.signing_key(loaded) is not None:
         _start_worker(loaded, payload)
 
 
@@ -546,11 +551,16 @@ def record_delivery(loaded: configuration.Config, briefing: Briefing, event: str
 
 
 def deliver(
-    loaded: configuration.Config, briefing: Briefing | QueuedBriefing | None, event: str = "SessionStart"
+    loaded: configuration.Config,
+    briefing: Briefing | QueuedBriefing | None,
+    event: str = "SessionStart",
+    after_failure: bool = False,
 ) -> str | None:
     """The restore brief `briefing` names (None: no brief), recorded in the index as given (by
     `event`); of a compaction whose savepoint is queued, the fixed words that say so, recorded
-    nowhere."""
+    nowhere. `after_failure`: it goes after a standing failure's line, which a compacted
+    session's two parts leave room for (restore/brief.parts_budget; the second part's worker
+    is told through the pending request, ops/addendum.py)."""
     if briefing is None:
         return None
     if isinstance(briefing, QueuedBriefing):
@@ -575,12 +585,12 @@ def deliver(
         and briefing.savepoint.session_id == briefing.session_id
     )
     context = session_start_brief(
-        loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts, briefing.saved
+        loaded, briefing.savepoint.sequence, briefing.session_id, mcp_tools, two_parts, briefing.saved, after_failure
     )
     from precompact.ops import addendum
 
     if two_parts:
-        addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence)
+        addendum.await_summary(loaded, briefing.session_id, briefing.savepoint.sequence, after_failure)
     if event == "SessionStart" and briefing.agent in OWED_LATER:
         # A brief an earlier start owed is settled by this one, of the newest savepoint it may be
         # given: never a second brief after it.
@@ -723,13 +733,15 @@ def session_start_brief(
     mcp_tools: bool = False,
     first_part: bool = False,
     saved: list[savepoint_log.Savepoint] | None = None,
+    after_failure: bool = False,
 ) -> str:
     """The restore brief of savepoint `sequence` for a session that is starting (this machine's
     bytes only: no network, no GitPython), or one line saying why it could not be restored; of a
     savepoint no root vouches for, one line that says so and quotes nothing of it. It names the
     MCP tools only with `mcp_tools` (the session's agent offers them). With `first_part`, the
     short brief of a session that was just compacted (the rest comes after, ops/addendum.py).
-    `saved`: the configured instance's savepoints as the event read them (None: read here)."""
+    `saved`: the configured instance's savepoints as the event read them (None: read here).
+    `after_failure`: the first part goes after a standing failure's line (its budget leaves it room)."""
     from precompact.boundary import quoting
     from precompact.restore import brief as restore_brief
     from precompact.restore import resurrect as resurrection
@@ -743,7 +755,7 @@ def session_start_brief(
     if not found.verified:
         return restore_brief.unvouched(found)
     if first_part:
-        budget = restore_brief.parts_budget(loaded.brief_budget)
+        budget = restore_brief.parts_budget(loaded.brief_budget, after_failure)
         return restore_brief.compact_brief(found, budget, session_id=session_id, mcp_tools=mcp_tools)
     return restore_brief.brief(found, session_id=session_id, repository=loaded.repository, mcp_tools=mcp_tools)
 
@@ -1069,14 +1081,23 @@ def standing_failures(loaded: configuration.Config) -> StandingFailures | None:
     return StandingFailures(count=len(standing), newest=standing[-1].line, kept_in=tuple(kept_in))
 
 
-def standing_failure_context(loaded: configuration.Config, brief: str | None) -> tuple[str, str] | None:
-    """While a failure stands, a session start's context (restore/brief's fixed line, counted in
-    `[hooks] brief_budget`, then `brief`) and that line for the user; None when none stands."""
+def standing_failure_line(loaded: configuration.Config) -> str | None:
+    """While a failure stands, the line a session start gives before its brief, to the model and
+    to the user (restore/brief's fixed words: the log's lines are outside text); None when none
+    stands."""
     from precompact.restore import brief as restore_brief
 
-    if standing_failures(loaded) is None:
-        return None
-    return restore_brief.after_failure_line(brief), restore_brief.FAILURE_STANDS
+    return None if standing_failures(loaded) is None else restore_brief.FAILURE_STANDS
+
+
+def session_start_context(loaded: configuration.Config, payload: dict, agent: str, after_failure: bool) -> str | None:
+    """SessionStart's context: the restore brief the session gets, once (None: none), recorded
+    as given; with `after_failure` (a failure stands: `standing_failure_line`), that line first
+    and the brief within what `[hooks] brief_budget` leaves after it."""
+    from precompact.restore import brief as restore_brief
+
+    brief = deliver(loaded, session_start(loaded, payload, agent), after_failure=after_failure)
+    return restore_brief.after_failure_line(brief) if after_failure else brief
 
 
 class _Logged(Record, frozen=True):

@@ -16,7 +16,7 @@ from precompact.errors import PrecompactError
 from precompact.local import savepoint_log
 
 if TYPE_CHECKING:
-    from precompact.verifier import verdicts
+    from precompact.verifier import signed, verdicts
 
 # Whether a flush left anything queued (the worker retries then); the command line's exit
 # codes are edges/cli.py's.
@@ -325,6 +325,20 @@ def keypair_counted(config: Config) -> tuple[Config, str | None]:
     )
 
 
+def signing_key(config: Config) -> signed.Signer | None:
+    """The key a flush signs with here (the keypair `keypair_counted` leaves), or None when a
+    flush here signs nothing: no keypair that reads, or chain.authority naming another key (what
+    it signed could not verify; `status` and `verify` name the fix)."""
+    from precompact.verifier import signed
+
+    config = keypair_counted(config)[0]
+    try:
+        signer = signed.Signer.load(config.keypair)
+    except signed.SigningKeyError:
+        return None
+    return signer if config.authority in (None, signer.public_key) else None
+
+
 def _sign_lines(config: Config) -> bool:
     """Signs, with the user's signing key, every line this machine wrote that the key has not
     signed yet, whatever layers are on, before Layer 2 commits the index (verifier.signed): the
@@ -337,11 +351,8 @@ def _sign_lines(config: Config) -> bool:
     Returns whether it signed anything."""
     from precompact.verifier import signed
 
-    try:
-        signer = signed.Signer.load(config.keypair)
-    except signed.SigningKeyError:
-        return False
-    if config.authority not in (None, signer.public_key):
+    signer = signing_key(config)
+    if signer is None:
         return False
     savepoints = savepoint_log.savepoints(config.logs)
     todo = signed.unsigned(savepoints, signer)

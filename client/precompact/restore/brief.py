@@ -253,11 +253,12 @@ def after_failure_line(brief: str | None) -> str:
     return FAILURE_STANDS if brief is None else f"{FAILURE_STANDS}\n\n{brief}"
 
 
-def parts_budget(brief_budget: int) -> int:
+def parts_budget(brief_budget: int, after_failure: bool) -> int:
     """What the two parts of a compacted session's brief share of `[hooks] brief_budget`: all of
-    it less what its SessionStart gives before the first part while a failure stands, so that
-    the model is never given more than the budget says."""
-    return brief_budget - len(after_failure_line(""))
+    it, less what its SessionStart gave before the first part when a failure stood there
+    (`after_failure`: FAILURE_STANDS and its blank line), so that the model is never given more
+    than the budget says."""
+    return brief_budget - (len(after_failure_line("")) if after_failure else 0)
 
 
 COMPACT_TODOS_SHARE = 4  # the todo list takes at most this fraction of the budget
