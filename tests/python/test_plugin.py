@@ -921,6 +921,27 @@ def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
         without.data()
 
 
+def test_a_failed_preparation_is_recorded_whole_never_written_where_a_hook_reads_it(tmp_path, monkeypatch):
+    """A hook reads prepare-failed's reason as soon as the file exists: one written in place was
+    read empty in between (the slow tier's first-use test under -n 2, a message saying `()`)."""
+    from precompact.edges.plugin_runtime import Launcher, LauncherError
+
+    data = tmp_path / "data"
+    data.mkdir()
+    launcher = Launcher(REPO, {"HOME": str(tmp_path / "home"), "CLAUDE_PLUGIN_DATA": str(data)})
+    (data / "prepare-failed").write_text("an earlier failure\n")
+    os.link(data / "prepare-failed", tmp_path / "earlier")  # the earlier file's inode, as a reader holds it
+
+    def fails() -> None:
+        raise LauncherError("pip install failed: no wheel of x")
+
+    monkeypatch.setattr(launcher, "prepare", fails)
+    with pytest.raises(LauncherError):
+        launcher.prepare_and_replay()
+    assert (data / "prepare-failed").read_text() == "pip install failed: no wheel of x\n"
+    assert (tmp_path / "earlier").read_text() == "an earlier failure\n", "renamed over, never truncated in place"
+
+
 def test_plugin_options_are_overrides_a_variable_the_user_set_wins():
     from precompact.edges.plugin_runtime import Launcher
 
