@@ -3,11 +3,13 @@ included) as a process, the click CLI in-process, and waiting for the background
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import pwd
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -149,6 +151,41 @@ def statuses(project: Path) -> list[dict]:
     result = invoke("status", "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.output)["savepoints"]
+
+
+def processes_under(folder: Path) -> list[int]:
+    """The pids of this user's live processes, other than this one, with an argument inside
+    `folder`: a background worker (its project root), a plugin's preparer (its plugin folder)."""
+    inside = str(folder.resolve()).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # exited meanwhile
+            continue
+        if any(arg == inside or arg.startswith(inside + b"/") for arg in argv):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_processes_under(folder: Path, grace: float = 5.0) -> list[int]:
+    """Stops (SIGTERM, then SIGKILL after `grace` seconds) the processes `processes_under` finds,
+    by pid; returns them."""
+    found = processes_under(folder)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while (left := [pid for pid in found if pid in processes_under(folder)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return found
 
 
 def worker_finished(project: Path) -> bool:
