@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from support import claude_code, codex_cli, gemini_cli, npm_package, opencode_cli
-from support.commands import run_git
+from support.commands import run_git, stop_processes_under
 from support.localnet import LocalnetProcess
 
 # A test that uses one of these fixtures gets the marker: the fixture is the only way to it.
@@ -82,6 +82,18 @@ def outside_any_agent_session(monkeypatch):
 
     for marker in (*AGENT_SESSION_MARKERS, "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(marker, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test(request):
+    """Every process a test starts, it stops: the background worker a hook spawned for a project
+    in the test's tmp_path was often still running when the test ended (one test in eight or so
+    of the hook tests), working on, loading the next tests on CI's two cores. Stopped here, by
+    pid, whatever the test forgot."""
+    yield
+    folder = request.node.funcargs.get("tmp_path")
+    if isinstance(folder, Path):
+        stop_processes_under(folder)
 
 
 @pytest.fixture

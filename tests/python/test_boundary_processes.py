@@ -113,21 +113,8 @@ def launch(plugin: Path, payload: dict, data: Path, cwd: Path, path: str = BARE_
     )
 
 
-@pytest.fixture
-def preparer_stopped(tmp_path):
-    yield
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(tmp_path) in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                os.kill(int(entry.name), 15)
-        except OSError:
-            continue
-
-
 @pytest.mark.slow
-def test_the_plugins_first_use_preparation_runs_no_venv_or_pip_from_the_project(
-    tmp_path, planted, plugin, preparer_stopped
-):
+def test_the_plugins_first_use_preparation_runs_no_venv_or_pip_from_the_project(tmp_path, planted, plugin):
     project = git_layer_project(tmp_path).path
     (project / "venv.py").write_text(planted.python)
     (project / "pip").mkdir()

@@ -6,7 +6,6 @@ again instead."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from precompact.restore import dropped as dropping
 from precompact.restore import dropped_store
 from precompact.restore import resurrect as resurrection
 from support.browser import viewer
-from support.commands import precompact, wait_until
+from support.commands import precompact, wait_until, workers_of
 from support.planted import session, write_transcript
 from support.projects import Project, new_project
 from support.transcript_gen import payload
@@ -35,12 +34,9 @@ def _kept_files(project: Project) -> list[Path]:
 
 
 def _worker_done(project: Project) -> bool:
-    with (project.path / "logs" / "precompact-worker.lock").open("a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-    return True
+    """No worker of the project running (on its processes: support.commands.worker_finished says
+    why not on its lock)."""
+    return not workers_of(project.path)
 
 
 def _kept_document(path: Path) -> dict:

@@ -12,36 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from precompact.config import settings as configuration
-from precompact.local import savepoint_log, snapshot
+from precompact.local import savepoint_log
 from precompact.ops import compaction
 from support.commands import precompact
-from support.projects import Project, new_project
+from support.library_session import LibrarySession
+from support.projects import Project
 
 SESSION = "11111111-2222-3333-4444-555555555555"
 FAILED = "the transcript '/tmp/t.jsonl' is not a file"
 
 
-def _project(tmp_path: Path) -> tuple[Project, configuration.Config, snapshot.Session]:
-    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    transcript = tmp_path / "transcript.jsonl"
+def _one_line(transcript: Path, _project: Path) -> None:
     entry = {"type": "user", "sessionId": SESSION, "uuid": "u0", "message": {"role": "user", "content": "hello"}}
     transcript.write_text(json.dumps(entry) + "\n")
-    session = snapshot.Session(
-        session_id=SESSION,
-        transcript_path=str(transcript),
-        cwd=str(project.path),
-        trigger="manual",
-        custom_instructions=None,
-        agent="claude-code",
-        agent_version=None,
-        agent_transcript=None,
-    )
-    return project, configuration.load(project.path), session
-
-
-def _save(loaded: configuration.Config, session: snapshot.Session, at: datetime) -> None:
-    snapshot.create_savepoint(compaction.layer_1(loaded), session, now=at)
 
 
 def _logged_at(monkeypatch, root: Path, at: datetime, reason: str = FAILED) -> None:
@@ -63,8 +46,9 @@ def second() -> datetime:
 
 
 def test_a_failure_logged_in_its_savepoints_second_after_it_is_said(tmp_path, monkeypatch, second):
-    project, loaded, session = _project(tmp_path)
-    _save(loaded, session, second)
+    session = LibrarySession(tmp_path, SESSION, _one_line)
+    project = session.project
+    session.save(second)
     _logged_at(monkeypatch, project.path, second)
     said = _said(project)
     assert said is not None and said["count"] == 1 and FAILED in said["newest"], said
@@ -75,37 +59,41 @@ def test_a_failure_logged_in_its_savepoints_second_after_it_is_said(tmp_path, mo
 
 def test_a_failure_a_savepoint_of_the_same_second_was_written_after_is_not_said(tmp_path, monkeypatch, second):
     """The worker that could not start after savepoint 1, then savepoint 2 written in that second."""
-    project, loaded, session = _project(tmp_path)
-    _save(loaded, session, second)
+    session = LibrarySession(tmp_path, SESSION, _one_line)
+    project = session.project
+    session.save(second)
     _logged_at(monkeypatch, project.path, second, f"{compaction.WORKER_NOT_STARTED}: no process to spare")
     assert _said(project) is not None
-    _save(loaded, session, second)
+    session.save(second)
     assert _said(project) is None
 
 
 def test_a_clock_set_back_hides_no_failure_and_the_next_savepoint_still_puts_it_behind(tmp_path, monkeypatch, second):
-    project, loaded, session = _project(tmp_path)
-    _save(loaded, session, second + timedelta(days=1))  # written while the clock was a day ahead
+    session = LibrarySession(tmp_path, SESSION, _one_line)
+    project = session.project
+    session.save(second + timedelta(days=1))  # written while the clock was a day ahead
     _logged_at(monkeypatch, project.path, second)  # stamped before that savepoint's time, logged after it
     said = _said(project)
     assert said is not None and said["count"] == 1, said
-    _save(loaded, session, second - timedelta(hours=1))  # the clock set back further still
+    session.save(second - timedelta(hours=1))  # the clock set back further still
     assert _said(project) is None
 
 
 def test_a_failure_logged_before_any_savepoint_stands_until_one_is_written(tmp_path, monkeypatch, second):
-    project, loaded, session = _project(tmp_path)
+    session = LibrarySession(tmp_path, SESSION, _one_line)
+    project = session.project
     _logged_at(monkeypatch, project.path, second + timedelta(days=1))
     [line] = (project.logs / compaction.ERRORS_LOG).read_text().splitlines()
     assert " [before any savepoint] PreCompact: " in line, line
     assert _said(project) is not None
-    _save(loaded, session, second)  # before the failure's stamp, written after it
+    session.save(second)  # before the failure's stamp, written after it
     assert _said(project) is None
 
 
 def test_an_older_versions_lines_are_still_read_by_their_stamp(tmp_path, second):
-    project, loaded, session = _project(tmp_path)
-    _save(loaded, session, second)
+    session = LibrarySession(tmp_path, SESSION, _one_line)
+    project = session.project
+    session.save(second)
     stamp = (second - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     later = (second + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     (project.logs / compaction.ERRORS_LOG).write_text(f"{stamp} PreCompact: earlier\n")

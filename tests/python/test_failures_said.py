@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from precompact.config import settings as configuration
 from precompact.local import savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import hook, precompact
+from support.library_session import LibrarySession
 from support.projects import new_project
 
 SESSION = "11111111-2222-3333-4444-555555555555"
@@ -234,22 +234,11 @@ def test_logs_on_a_full_disk_is_named_with_its_path_and_the_fix(tmp_path):
 
 
 def test_a_clock_set_back_behind_the_newest_savepoint_is_named(tmp_path):
-    project = new_project(tmp_path, "project", git_layer=False, chain_layer=False)
-    transcript = _transcript(tmp_path / "transcript.jsonl", project.path)
-    loaded = configuration.load(project.path)
-    session = snapshot.Session(
-        session_id=SESSION,
-        transcript_path=str(transcript),
-        cwd=str(project.path),
-        trigger="manual",
-        custom_instructions=None,
-        agent="claude-code",
-        agent_version=None,
-        agent_transcript=None,
-    )
+    session = LibrarySession(tmp_path, SESSION, _transcript)
+    project = session.project
     # Savepoint 1 written while the clock was two and a half days ahead (half a day: whole days
     # are counted down, whether status runs in the same second or later); this clock is behind it.
-    snapshot.create_savepoint(compaction.layer_1(loaded), session, now=datetime.now(UTC) + timedelta(days=2, hours=12))
+    session.save(datetime.now(UTC) + timedelta(days=2, hours=12))
     [newest] = savepoint_log.savepoints(project.logs)
     assert snapshot.clock_behind(project.logs, newest.instance, now=newest.unix_timestamp) is None
 

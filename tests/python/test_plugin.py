@@ -288,7 +288,7 @@ def test_a_moved_clone_turns_the_plugin_off_and_doctor_says_so_with_the_fix(tmp_
 
 
 def test_from_nothing_with_only_the_plugin_init_in_claude_code_prepares_precompact_and_compact_saves(
-    tmp_path, wheel_mirror, claude_binary, preparer_stopped
+    tmp_path, wheel_mirror, claude_binary
 ):
     """What a new user does: no precompact installed (PATH without it, nor Rust), the plugin from
     its marketplace, `precompact init` through Claude Code's Bash tool (the plugin's bin/ is on
@@ -780,25 +780,7 @@ def test_the_keypair_option_signs_where_the_approved_configuration_names_its_key
     assert not (project.logs / "precompact-errors.log").exists()
 
 
-def stop_processes_under(folder: Path) -> None:
-    """Ends any process still running from `folder` (the detached preparer of a failed test)."""
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(folder) in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                os.kill(int(entry.name), 15)
-        except OSError:
-            continue
-
-
-@pytest.fixture
-def preparer_stopped(tmp_path):
-    yield
-    stop_processes_under(tmp_path)
-
-
-def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(
-    tmp_path, wheel_mirror, plugin, preparer_stopped
-):
+def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_not_lost(tmp_path, wheel_mirror, plugin):
     plugin_files = tree_digest(plugin)
     project = new_project(tmp_path, "project", git_layer=True, chain_layer=False)
     data = tmp_path / "data"
@@ -834,9 +816,7 @@ def test_on_first_use_the_environment_is_prepared_and_the_first_compaction_is_no
     print(f"first-use preparation and replay: {prepared_in:.1f} s")
 
 
-def test_a_prepared_environment_whose_python_is_gone_is_said_and_prepared_again(
-    tmp_path, wheel_mirror, plugin, preparer_stopped
-):
+def test_a_prepared_environment_whose_python_is_gone_is_said_and_prepared_again(tmp_path, wheel_mirror, plugin):
     """review14b F13: the system python3.X the environment was made from upgraded away (its
     `bin/python` a link to nothing) while `ready` stays: a hook says so and has it prepared again,
     and a command says so in one line, never a traceback, prepares it and runs."""
@@ -919,6 +899,27 @@ def test_outside_a_hook_the_data_folder_is_the_one_claude_code_made(tmp_path):
     (data / "precompact-fork").mkdir()
     with pytest.raises(LauncherError):
         without.data()
+
+
+def test_a_failed_preparation_is_recorded_whole_never_written_where_a_hook_reads_it(tmp_path, monkeypatch):
+    """A hook reads prepare-failed's reason as soon as the file exists: one written in place was
+    read empty in between (the slow tier's first-use test under -n 2, a message saying `()`)."""
+    from precompact.edges.plugin_runtime import Launcher, LauncherError
+
+    data = tmp_path / "data"
+    data.mkdir()
+    launcher = Launcher(REPO, {"HOME": str(tmp_path / "home"), "CLAUDE_PLUGIN_DATA": str(data)})
+    (data / "prepare-failed").write_text("an earlier failure\n")
+    os.link(data / "prepare-failed", tmp_path / "earlier")  # the earlier file's inode, as a reader holds it
+
+    def fails() -> None:
+        raise LauncherError("pip install failed: no wheel of x")
+
+    monkeypatch.setattr(launcher, "prepare", fails)
+    with pytest.raises(LauncherError):
+        launcher.prepare_and_replay()
+    assert (data / "prepare-failed").read_text() == "pip install failed: no wheel of x\n"
+    assert (tmp_path / "earlier").read_text() == "an earlier failure\n", "renamed over, never truncated in place"
 
 
 def test_plugin_options_are_overrides_a_variable_the_user_set_wins():

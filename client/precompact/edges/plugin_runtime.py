@@ -279,7 +279,8 @@ class Launcher:
                 try:
                     self.prepare()
                 except LauncherError as e:
-                    (data / "prepare-failed").write_text(f"{e}\n")
+                    # Whole or not at all: a hook reads the reason as soon as the file exists.
+                    private_file.replace(data / "prepare-failed", f"{e}\n".encode())
                     raise
             (data / "prepare-failed").unlink(missing_ok=True)
             self.replay()

@@ -347,20 +347,8 @@ def wait_for_worker(project: Project, timeout: float = WORKER_DEADLINE_SECONDS) 
 
 
 def workers_of(project: Project) -> list[int]:
-    """The pids of the live `precompact.edges.worker` processes for the project (ops/background.py
-    passes the resolved root as its one argument; an exited one's cmdline reads empty)."""
-    root = str(project.path.resolve()).encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # exited meanwhile
-            continue
-        if root in argv and any(b"precompact.edges.worker" in arg for arg in argv):
-            found.append(int(entry.name))
-    return found
+    """The pids of the live background workers of the project (support.commands.workers_of)."""
+    return commands.workers_of(project.path)
 
 
 class Setup:

@@ -3,11 +3,13 @@ included) as a process, the click CLI in-process, and waiting for the background
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import pwd
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -151,10 +153,48 @@ def statuses(project: Path) -> list[dict]:
     return json.loads(result.output)["savepoints"]
 
 
+def processes_under(folder: Path) -> list[int]:
+    """The pids of this user's live processes, other than this one, with an argument inside
+    `folder`: a background worker (its project root), a plugin's preparer (its plugin folder)."""
+    inside = str(folder.resolve()).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # exited meanwhile
+            continue
+        if any(arg == inside or arg.startswith(inside + b"/") for arg in argv):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_processes_under(folder: Path, grace: float = 5.0) -> list[int]:
+    """Stops (SIGTERM, then SIGKILL after `grace` seconds) the processes `processes_under` finds,
+    by pid; returns them."""
+    found = processes_under(folder)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while (left := [pid for pid in found if pid in processes_under(folder)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return found
+
+
 def worker_finished(project: Path) -> bool:
-    """Whether the worker a PreCompact started has indexed the savepoint for recall and let go of
-    its lock (it indexes whether the layers are on or off)."""
-    import fcntl
+    """Whether the worker a hook started has indexed the savepoint for recall (it does whether the
+    layers are on or off) and no worker of the project is running. On the processes, not on the
+    worker's lock: a worker takes its lock only once Python has started and imported, and lets
+    go of it between rounds, so the lock was found free while a just-spawned worker was still to
+    sign over what the test did next; and a probe of the lock makes a worker that tries it at
+    that moment leave its work undone."""
     import sqlite3
 
     index = project / "logs" / "precompact-recall.sqlite"
@@ -165,9 +205,22 @@ def worker_finished(project: Path) -> bool:
             return False
     except sqlite3.OperationalError:  # the worker has created the file, not yet its table
         return False
-    with (project / "logs" / "precompact-worker.lock").open("a") as lock:
+    return not workers_of(project)
+
+
+def workers_of(project: Path) -> list[int]:
+    """The pids of the live `precompact.edges.worker` processes for the project at `project`
+    (ops/background.py passes the resolved root as its one argument; an exited one's cmdline
+    reads empty)."""
+    root = str(project.resolve()).encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-    return True
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # exited meanwhile
+            continue
+        if root in argv and any(b"precompact.edges.worker" in arg for arg in argv):
+            found.append(int(entry.name))
+    return found
