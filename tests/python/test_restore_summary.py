@@ -47,29 +47,15 @@ def _compacted(project: Project, tmp_path: Path, seed: int = 5) -> str:
     # PostCompact's worker signs the summary: waited for until it has and let go of its lock (it
     # may not have started yet when the hook returns), so that no worker edits the index after.
     signed = lambda: any(e["event"] == "SUMMARY_SIGNED" for e in _index(project.logs))
-    assert wait_until(lambda: signed() and worker_finished(project.path) and not _workers_of(project.path), 60)
+    assert wait_until(lambda: signed() and worker_finished(project.path) and not workers_of(project), 60)
     assert precompact(project.path, "flush").returncode == 0
-    assert wait_until(lambda: not _workers_of(project.path), 60), "no worker left to sign over a test's edit"
+    assert wait_until(lambda: not workers_of(project), 60), "no worker left to sign over a test's edit"
     # Pushed later, on top: the commit that pushed the savepoint, and its signed line, unchanged.
     tip = _remote_tip(project)
     assert tip != pushed
     subprocess.run(["git", "merge-base", "--is-ancestor", pushed, tip], cwd=project.remote, check=True)
     assert [e for e in _index(project.logs) if e["event"] == "SAVEPOINT_CREATED"] == created
     return planted.summary
-
-
-def _workers_of(project: Path) -> list[str]:
-    """The pids of the background workers alive for `project` (their command line names it)."""
-    root = str(project.resolve()).encode()
-    alive = []
-    for entry in Path("/proc").iterdir():
-        try:
-            line = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
-            if b"precompact.edges.worker" in line and root in line:
-                alive.append(entry.name)
-        except OSError:
-            continue
-    return alive
 
 
 def _second_machine(project: Project, tmp_path: Path) -> tuple[Path, dict]:
