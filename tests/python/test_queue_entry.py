@@ -24,7 +24,7 @@ from precompact.config import settings as configuration
 from precompact.local import capture, provenance, savepoint_log, snapshot
 from precompact.ops import compaction
 from support.commands import precompact
-from support.projects import new_project, queue_entries
+from support.projects import Project, new_project, queue_entries
 from support.transcript_gen import generate
 
 SESSION = "s-entry000001"
@@ -166,17 +166,24 @@ def test_an_entry_with_a_field_this_version_does_not_know_or_without_one_it_defa
     assert (saved.session_id, saved.compact_summary) == (SESSION, "KEPT")
 
 
-def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own(tmp_path):
-    """Version 1 (no "version", no instance or time): the savepoint written, the summary recorded
-    with the session's latest savepoint, as that version recorded it."""
+def _version_1_entries(tmp_path: Path, summary_text: str) -> tuple[Project, Path, str, str]:
+    """A project with a savepoint and its summary queued as version 1 wrote them (no "version",
+    no instance or time): the project, the transcript and the two entries' names."""
     project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
     transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
     settings = settings_of(project)
     name = snapshot.queue(settings, session_of(project, transcript))
-    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD-FORMAT", "claude"))
+    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", summary_text, "claude"))
     restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
     old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
     restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+    return project, transcript, name, summary
+
+
+def test_entries_of_the_format_before_versions_are_written_as_this_version_s_own(tmp_path):
+    """Version 1 (no "version", no instance or time): the savepoint written, the summary recorded
+    with the session's latest savepoint, as that version recorded it."""
+    project, *_ = _version_1_entries(tmp_path, "OLD-FORMAT")
 
     done = compaction.write_queued(configuration.load(project.path))
 
@@ -196,14 +203,7 @@ def test_an_entry_of_the_format_before_versions_whose_transcript_is_gone_is_said
     (or of part of it), and `--drop-queued` refused it as one a writer still writes. It is said
     never written by `status` and `flush`, with the fix, and given up by it, with the version 1
     summary queued after it (bound to it: "the session's latest"), which was left waiting."""
-    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
-    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
-    settings = settings_of(project)
-    name = snapshot.queue(settings, session_of(project, transcript))
-    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "ITS-SUMMARY", "claude"))
-    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
-    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
-    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+    project, transcript, name, summary = _version_1_entries(tmp_path, "ITS-SUMMARY")
     change(transcript, how)
 
     status = precompact(project.path, "status").stdout
@@ -228,14 +228,7 @@ def test_entries_of_the_format_before_versions_go_into_the_configured_instance_w
     names (hooks drop PRECOMPACT_INSTANCE and take no --instance): `flush --instance OTHER`, or
     one run with PRECOMPACT_INSTANCE set, writes it there, says so, and records its summary there,
     never into OTHER's chain."""
-    project = new_project(tmp_path, "p", git_layer=False, chain_layer=False)
-    transcript = generate(tmp_path / "t.jsonl", 8_000, project=project.path).path
-    settings = settings_of(project)
-    name = snapshot.queue(settings, session_of(project, transcript))
-    summary = snapshot.queue_summary(settings, snapshot.QueuedSummary(SESSION, None, "auto", "OLD-FORMAT", "claude"))
-    restamp(project, name, lambda data: {key: data[key] for key in ("session", "end", "reason")})
-    old_fields = ("session_id", "sequence", "trigger", "summary", "agent")
-    restamp(project, summary, lambda data: {key: data[key] for key in old_fields})
+    project, _, name, _ = _version_1_entries(tmp_path, "OLD-FORMAT")
 
     flushed = precompact(project.path, "flush", "--instance", "Old #0", env={"PRECOMPACT_INSTANCE": "Other #2"})
 
