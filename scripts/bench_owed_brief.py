@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 from precompact.config import settings as configuration
 from precompact.local import snapshot
 from precompact.ops import addendum, compaction
-from support.commands import PRECOMPACT
+from support.commands import PRECOMPACT, wait_until, workers_of
 from support.process_cost import run
 from support.projects import new_project
 from support.transcript_gen import generate, payload
@@ -54,6 +54,9 @@ def main() -> None:
                 "wall ms median",
                 round(statistics.median(c.wall for c in cs) * 1000, 1),
             )
+        # A hook may have started the project's worker for the queued savepoint: it writes under
+        # logs/ until it ends, so the folder is removed after it.
+        assert wait_until(lambda: not workers_of(project.path), 60), "the project's worker is still running"
     finally:
         shutil.rmtree(root)
 

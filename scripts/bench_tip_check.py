@@ -71,7 +71,12 @@ def main() -> None:
         def once(with_pushed: bool) -> float:
             began = time.perf_counter()
             found = team.own_branch_problem(
-                repo, target, loaded.instance, keys, pushed if with_pushed else [], team.index_copy_at_tip(repo, target)
+                repo,
+                target,
+                loaded.instance,
+                keys,
+                pushed if with_pushed else [],
+                gitstore.index_copy_at_tip(repo, target),
             )
             elapsed = time.perf_counter() - began
             assert found is None, found

@@ -297,7 +297,9 @@ def _own_branch(config: Config, repo, target) -> verdicts.Check | None:
         return None  # not on the remote (yet), or unreadable: the push's outcome says which
     keys = team.your_keys(config, signed.configured_key(config))
     pushed = savepoint_log.savepoints(config.logs, config.instance)
-    return team.own_branch_problem(repo, target, config.instance, keys, pushed, team.index_copy_at_tip(repo, target))
+    return team.own_branch_problem(
+        repo, target, config.instance, keys, pushed, gitstore.index_copy_at_tip(repo, target)
+    )
 
 
 def keypair_counted(config: Config) -> tuple[Config, str | None]:

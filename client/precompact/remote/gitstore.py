@@ -1951,6 +1951,17 @@ def _not_in_logs(
     return (len(missing - others(target, missing)) if missing else 0), found.altered
 
 
+def index_copy_at_tip(repo: git.Repo, target: Target) -> tuple[str, bytes | GitStoreError] | None:
+    """The tip of this project's instance branch as last fetched from the remote, and the index
+    copy it holds as `files_at` read it (its bytes, or why not); None when there is no such tip.
+    Read once a run: `verifier/team.own_branch_problem` and `verify`'s summary check both judge it."""
+    tip = remote_tip(repo, target)
+    if tip is None:
+        return None
+    [copy] = files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
+    return tip, copy
+
+
 def remote_tip(repo: git.Repo, target: Target) -> str | None:
     """The savepoint branch as last fetched from the remote (its remote-tracking ref)."""
     return _resolve(repo, f"refs/remotes/{target.remote}/{target.branch}")

@@ -138,10 +138,10 @@ class GitEvidence:
     def index_at_remote_tip(self) -> tuple[str, object] | None:
         """The remote's savepoint branch tip as this run fetched it, and the index copy it holds
         as `gitstore.files_at` read it (its bytes, or why not), read once for the run's checks of
-        it (`team.index_copy_at_tip`); None when the remote holds no such branch."""
-        from precompact.verifier import team
+        it (`gitstore.index_copy_at_tip`); None when the remote holds no such branch."""
+        from precompact.remote import gitstore
 
-        return team.index_copy_at_tip(self.repo, self.target) if self.remote_branch.exists else None
+        return gitstore.index_copy_at_tip(self.repo, self.target) if self.remote_branch.exists else None
 
     def on_remote(self, commit: str) -> bool | None:
         """Whether the remote's savepoint branch holds `commit` (None: the remote could not be

@@ -359,19 +359,6 @@ def readable_here(copy: object) -> bool:
     return not isinstance(copy, gitstore.NoIdentity)
 
 
-def index_copy_at_tip(repo, target) -> tuple[str, object] | None:
-    """The tip of this project's instance branch as last fetched from the remote, and the index
-    copy it holds as `gitstore.files_at` read it (its bytes, or why not); None when there is no
-    such tip. Read once a run: `own_branch_problem` and `verify`'s summary check both judge it."""
-    from precompact.remote import gitstore
-
-    tip = gitstore.remote_tip(repo, target)
-    if tip is None:
-        return None
-    [copy] = gitstore.files_at(repo, [(tip, f"logs/{savepoint_log.INDEX_NAME}")], target.keys)
-    return tip, copy
-
-
 def own_branch_problem(
     repo,
     target,
@@ -388,7 +375,7 @@ def own_branch_problem(
     records them pushed) that the tip dropped or holds altered (`tip_problem`); NOT_VERIFIED when
     no check fails but lines this machine wrote are still signed by its previous key
     (`previous_key`: queued for the flush here that re-signs them). In the words `status
-    --remote` gives, with the fix. `tip_copy`: the tip and its index copy (`index_copy_at_tip`).
+    --remote` gives, with the fix. `tip_copy`: the tip and its index copy (`gitstore.index_copy_at_tip`).
     None when none is, or when no identity here can try an encrypted copy (the git verdicts say
     why)."""
     if tip_copy is None or not keys:
