@@ -955,19 +955,19 @@ def _session_file_changed(logs: Path, entry: QueueEntry, document: str | None = 
         now = _seen_now(path, entry.end)
     except _TranscriptChanged as e:
         return str(e).replace("its transcript", "its conversation document", 1) + lost
-    if now.tail_sha256 != seen.document_tail_sha256 and document is not None:
+    if now.tail_sha256 == seen.document_tail_sha256:
+        return None
+    if document is not None:
         # A held document's name is a descriptor of the process that read it: the session file is named.
         return (
             f"its conversation document, read again from its session file {quoting.inline(str(session.agent_transcript))}, "
             f"no longer holds the bytes the hook saw before byte {entry.end} (the agent rewrote the session since, and "
             "a forgotten project's hook keeps no copy of what it saw)"
         )
-    if now.tail_sha256 != seen.document_tail_sha256:
-        return (
-            f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
-            f"no longer holds the bytes the hook saw before byte {entry.end}{lost}"
-        )
-    return None
+    return (
+        f"its conversation document {quoting.inline(path)} (of {quoting.inline(str(session.agent_transcript))}) "
+        f"no longer holds the bytes the hook saw before byte {entry.end}{lost}"
+    )
 
 
 class QueuedSummary(Record, frozen=True):

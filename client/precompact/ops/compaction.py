@@ -455,7 +455,7 @@ def _sign_owed_summaries(
         return
     from precompact.ops import layers  # only then: a session start's brief imports nothing of the flush
 
-    if layers.signing_key(loaded) is not None:
+    if layers.signing_key(layers.keypair_counted(loaded)[0]) is not None:
         _start_worker(loaded, payload)
 
 

@@ -328,12 +328,12 @@ def keypair_counted(config: Config) -> tuple[Config, str | None]:
 
 
 def signing_key(config: Config) -> signed.Signer | None:
-    """The key a flush signs with here (the keypair `keypair_counted` leaves), or None when a
-    flush here signs nothing: no keypair that reads, or chain.authority naming another key (what
-    it signed could not verify; `status` and `verify` name the fix)."""
+    """The key a flush signs with here, of `config` as `keypair_counted` leaves it (the flush
+    counted it already), or None when a flush here signs nothing: no keypair that reads, or
+    chain.authority naming another key (what it signed could not verify; `status` and `verify`
+    name the fix)."""
     from precompact.verifier import signed
 
-    config = keypair_counted(config)[0]
     try:
         signer = signed.Signer.load(config.keypair)
     except signed.SigningKeyError:
